@@ -1,0 +1,1 @@
+//! Command line: `serve`, `review`, `test`, `lint`, `explain`, `certs`.

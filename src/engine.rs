@@ -1,0 +1,214 @@
+//! The seam between transport and decision: bytes in, bytes out.
+//!
+//! The server and `forcegate review` both call [`Engine::admit`], which is why
+//! they answer byte-identically for the same policies, cluster and request.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use k8s_openapi::jiff::Timestamp;
+
+use crate::admission::{self, BadReview, Request};
+use crate::cleanup::{self, Recorder};
+use crate::cluster::ClusterView;
+use crate::decision::Decision;
+use crate::facts::{self, Facts};
+use crate::intent::{self, Intent, IntentKind};
+use crate::policy::{EvalInput, PolicySet};
+
+/// Which webhook the API server called.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Endpoint {
+    /// Decides; records cleanups for allowed force deletions.
+    Validate,
+    /// Never denies; annotates allowed finalizer strips with their record.
+    Mutate,
+}
+
+/// Knobs that change decisions or side effects, shared by `serve` and `review`.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// Members may break glass on objects annotated `forcegate.dev/break-glass`.
+    pub break_glass_group: String,
+    /// How long recording a cleanup may take inside one admission call.
+    pub record_timeout: Duration,
+    /// Deny when the record cannot be written (the record is the contract).
+    pub deny_without_record: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            break_glass_group: "forcegate:break-glass".into(),
+            record_timeout: Duration::from_secs(3),
+            deny_without_record: true,
+        }
+    }
+}
+
+/// One admission call's result, for the response and for logs and metrics.
+#[derive(Debug)]
+pub struct Admitted {
+    /// The AdmissionReview response, exactly as sent.
+    pub body: Vec<u8>,
+    pub uid: String,
+    pub intent: Intent,
+    pub decision: Decision,
+    /// Name of the ForceDeletion written (or found) for this call.
+    pub record: Option<String>,
+}
+
+/// Policies, cluster view and recorder, wired once at start.
+pub struct Engine {
+    policies: Arc<ArcSwap<PolicySet>>,
+    cluster: Arc<dyn ClusterView>,
+    recorder: Arc<dyn Recorder>,
+    settings: Settings,
+}
+
+impl Engine {
+    pub fn new(
+        policies: Arc<ArcSwap<PolicySet>>,
+        cluster: Arc<dyn ClusterView>,
+        recorder: Arc<dyn Recorder>,
+        settings: Settings,
+    ) -> Self {
+        Self {
+            policies,
+            cluster,
+            recorder,
+            settings,
+        }
+    }
+
+    pub fn policies(&self) -> &Arc<ArcSwap<PolicySet>> {
+        &self.policies
+    }
+
+    pub fn cluster(&self) -> &Arc<dyn ClusterView> {
+        &self.cluster
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// Decode, classify, gather facts, evaluate, record, encode.
+    pub async fn admit(&self, body: &[u8], endpoint: Endpoint) -> Result<Admitted, BadReview> {
+        let request = admission::decode(body)?;
+        let intent = intent::classify(&request);
+        let (facts, decision) = self.decide(&intent, &request);
+        let (decision, record, patch) = match endpoint {
+            Endpoint::Validate => self.record(&intent, &facts, decision).await,
+            Endpoint::Mutate => mutation(&intent, &request, decision),
+        };
+        let response = admission::respond(&request, &decision, patch);
+        Ok(Admitted {
+            body: admission::encode(&response),
+            uid: request.uid.clone(),
+            intent,
+            decision,
+            record,
+        })
+    }
+
+    /// The pure part: facts and policies (no I/O).
+    pub fn decide(&self, intent: &Intent, request: &Request) -> (Facts, Decision) {
+        if !intent.kind.is_gated() {
+            return (Facts::default(), Decision::allow());
+        }
+        let now = Timestamp::now();
+        let facts = facts::gather(intent, request, self.cluster.as_ref(), now);
+        let input = EvalInput {
+            intent,
+            facts: &facts,
+            request,
+            settings: &self.settings,
+            now,
+        };
+        let decision = self.policies.load().evaluate(&input);
+        (facts, decision)
+    }
+
+    /// Write the cleanup record for an allowed force deletion; deny when the
+    /// record is required and cannot be written in time.
+    async fn record(
+        &self,
+        intent: &Intent,
+        facts: &Facts,
+        decision: Decision,
+    ) -> (Decision, Option<String>, Option<json_patch::Patch>) {
+        if !decision.allowed || !decision.record || intent.dry_run {
+            return (decision, None, None);
+        }
+        let spec = cleanup::plan(intent, facts, &decision, Timestamp::now());
+        let written =
+            tokio::time::timeout(self.settings.record_timeout, self.recorder.record(spec)).await;
+        match written {
+            Ok(Ok(name)) => (decision, Some(name), None),
+            Ok(Err(err)) => {
+                tracing::warn!(error = %err, "could not write cleanup record");
+                (
+                    record_failed(decision, &self.settings, &err.to_string()),
+                    None,
+                    None,
+                )
+            }
+            Err(_) => {
+                tracing::warn!(timeout = ?self.settings.record_timeout, "cleanup record timed out");
+                let reason = format!("timed out after {:?}", self.settings.record_timeout);
+                (record_failed(decision, &self.settings, &reason), None, None)
+            }
+        }
+    }
+}
+
+/// For `/mutate`: never deny; annotate an allowed finalizer strip or namespace
+/// finalize with the name of its (deterministic) cleanup record.
+fn mutation(
+    intent: &Intent,
+    request: &Request,
+    decision: Decision,
+) -> (Decision, Option<String>, Option<json_patch::Patch>) {
+    let strips = matches!(
+        intent.kind,
+        IntentKind::FinalizerRemoval { .. } | IntentKind::NamespaceFinalize { .. }
+    );
+    let allowed = Decision {
+        allowed: true,
+        ..decision.clone()
+    };
+    if !(decision.allowed && decision.record && strips) {
+        return (
+            Decision {
+                message: String::new(),
+                ..allowed
+            },
+            None,
+            None,
+        );
+    }
+    match intent.target.uid.as_deref().map(cleanup::record_name) {
+        Some(name) => {
+            let patch = cleanup::annotation_patch(request, &name);
+            (allowed, Some(name), patch)
+        }
+        None => (allowed, None, None),
+    }
+}
+
+fn record_failed(mut decision: Decision, settings: &Settings, reason: &str) -> Decision {
+    let text = format!("forcegate could not record the cleanup for this force deletion ({reason})");
+    if settings.deny_without_record {
+        decision.allowed = false;
+        decision.message = format!(
+            "{text}; the record is required, retry shortly or ask an admin to check forcegate"
+        );
+    } else {
+        decision
+            .warnings
+            .push(format!("{text}; nobody will verify the aftermath"));
+    }
+    decision
+}

@@ -1,0 +1,1 @@
+//! HTTPS admission server: axum over rustls (ring), health, readiness, metrics.
