@@ -1,1 +1,5 @@
-fn main() {}
+//! The `forcegate` binary: all logic lives in the library.
+
+fn main() -> std::process::ExitCode {
+    forcegate::cli::main()
+}
