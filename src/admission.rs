@@ -1,18 +1,53 @@
 //! AdmissionReview v1 in and out: strict decoding, deterministic encoding.
+//!
+//! The API server is strict about what it accepts back (uid echoed, v1 only,
+//! warning and audit-annotation limits), so this module is strict about what
+//! it sends: every response goes through [`respond`] and [`encode`], whether
+//! it leaves through the server or through `forcegate review`.
 
+use std::collections::BTreeMap;
+
+use base64::Engine as _;
 use kube::core::DynamicObject;
-use kube::core::admission::{AdmissionRequest, AdmissionResponse};
+use kube::core::admission::{
+    AdmissionRequest, AdmissionResponse, META_API_VERSION_V1, META_KIND, Operation,
+};
+use kube::core::{Status, TypeMeta};
+use serde_json::{Map, Value, json};
 
 use crate::decision::Decision;
 
 /// A decoded admission request; object and oldObject kept dynamic.
 pub type Request = AdmissionRequest<DynamicObject>;
 
+/// The API server truncates each warning past this many runes.
+pub const MAX_WARNING_RUNES: usize = 256;
+/// The API server drops warnings once their total size passes this.
+pub const MAX_WARNINGS_BYTES: usize = 4 * 1024;
+
 /// Why a body is not an AdmissionReview we can answer. Maps to a 4xx.
 #[derive(Debug, thiserror::Error)]
 pub enum BadReview {
     #[error("body is not valid JSON: {0}")]
     NotJson(String),
+    #[error("body is not a JSON object")]
+    NotAnObject,
+    #[error("apiVersion is {found:?}, expected \"admission.k8s.io/v1\"")]
+    WrongApiVersion { found: String },
+    #[error("kind is {found:?}, expected \"AdmissionReview\"")]
+    WrongKind { found: String },
+    #[error("AdmissionReview has no request")]
+    NoRequest,
+    #[error("AdmissionReview request has no uid")]
+    NoUid,
+    #[error("AdmissionReview request is malformed: {0}")]
+    Malformed(String),
+    #[error("content type {found:?} is not application/json")]
+    WrongContentType { found: String },
+    #[error("body exceeds the limit of {limit} bytes")]
+    TooLarge { limit: usize },
+    #[error("could not read the request body: {0}")]
+    BodyRead(String),
 }
 
 impl BadReview {
@@ -20,24 +55,239 @@ impl BadReview {
     pub fn reason(&self) -> &'static str {
         match self {
             BadReview::NotJson(_) => "not_json",
+            BadReview::NotAnObject => "not_an_object",
+            BadReview::WrongApiVersion { .. } => "wrong_api_version",
+            BadReview::WrongKind { .. } => "wrong_kind",
+            BadReview::NoRequest => "no_request",
+            BadReview::NoUid => "no_uid",
+            BadReview::Malformed(_) => "malformed_request",
+            BadReview::WrongContentType { .. } => "wrong_content_type",
+            BadReview::TooLarge { .. } => "too_large",
+            BadReview::BodyRead(_) => "body_read",
+        }
+    }
+
+    /// The HTTP status the server answers with. Always a 4xx: the caller
+    /// sent something we cannot judge, so retrying the same bytes is useless.
+    pub fn http_status(&self) -> u16 {
+        match self {
+            BadReview::WrongContentType { .. } => 415,
+            BadReview::TooLarge { .. } => 413,
+            _ => 400,
         }
     }
 }
 
-pub fn decode(_body: &[u8]) -> Result<Request, BadReview> {
-    todo!("issue 2")
+/// Parse and validate an AdmissionReview v1 request body.
+///
+/// Checks run outside-in so the error names the first thing wrong: JSON,
+/// apiVersion/kind, presence of `request`, then the uid (without a uid no
+/// response can be correlated), then the full request shape.
+pub fn decode(body: &[u8]) -> Result<Request, BadReview> {
+    let value: Value =
+        serde_json::from_slice(body).map_err(|err| BadReview::NotJson(err.to_string()))?;
+    let Value::Object(mut review) = value else {
+        return Err(BadReview::NotAnObject);
+    };
+    let api_version = string_field(&review, "apiVersion");
+    if api_version != META_API_VERSION_V1 {
+        return Err(BadReview::WrongApiVersion { found: api_version });
+    }
+    let kind = string_field(&review, "kind");
+    if kind != META_KIND {
+        return Err(BadReview::WrongKind { found: kind });
+    }
+    let request = match review.remove("request") {
+        None | Some(Value::Null) => return Err(BadReview::NoRequest),
+        Some(Value::Object(request)) => request,
+        Some(_) => return Err(BadReview::Malformed("request is not an object".into())),
+    };
+    match request.get("uid") {
+        Some(Value::String(uid)) if !uid.trim().is_empty() => {}
+        _ => return Err(BadReview::NoUid),
+    }
+    let mut request: Request = serde_json::from_value(Value::Object(request))
+        .map_err(|err| BadReview::Malformed(err.to_string()))?;
+    request.types = TypeMeta { api_version, kind };
+    Ok(request)
+}
+
+fn string_field(object: &Map<String, Value>, key: &str) -> String {
+    object
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
 }
 
 /// Build the response for `request` from `decision` (+ an optional JSON patch).
+///
+/// Denials carry code 403 / reason `Forbidden`, which kubectl shows as
+/// `admission webhook "..." denied the request: <message>`.
 pub fn respond(
-    _request: &Request,
-    _decision: &Decision,
-    _patch: Option<json_patch::Patch>,
+    request: &Request,
+    decision: &Decision,
+    patch: Option<json_patch::Patch>,
 ) -> AdmissionResponse {
-    todo!("issue 2")
+    let mut response = AdmissionResponse::from(request);
+    if !decision.allowed {
+        response.allowed = false;
+        response.result = Status::failure(&decision.message, "Forbidden").with_code(403);
+    }
+    let warnings = limit_warnings(&decision.warnings);
+    if !warnings.is_empty() {
+        response.warnings = Some(warnings);
+    }
+    response.audit_annotations = audit_annotations(&decision.audit_annotations)
+        .into_iter()
+        .collect();
+    match patch {
+        Some(patch) if !patch.0.is_empty() => {
+            // The API server rejects any patch for an operation without an
+            // object to apply it to (DELETE, CONNECT).
+            if matches!(request.operation, Operation::Create | Operation::Update) {
+                match response.clone().with_patch(patch) {
+                    Ok(patched) => response = patched,
+                    Err(err) => tracing::warn!(error = %err, "dropping unserializable patch"),
+                }
+            } else {
+                tracing::warn!(
+                    operation = ?request.operation,
+                    "dropping patch: the operation has no object to patch"
+                );
+            }
+        }
+        _ => {}
+    }
+    response
+}
+
+/// Apply the API server's warning limits: printable text, at most 256 runes
+/// each, at most 4 KiB in total; anything past the budget is dropped whole.
+pub fn limit_warnings(warnings: &[String]) -> Vec<String> {
+    let mut kept = Vec::new();
+    let mut total = 0;
+    for warning in warnings {
+        let printable: String = warning
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        let trimmed = printable.trim();
+        if trimmed.is_empty() {
+            continue;
+        }
+        let text = truncate_runes(trimmed, MAX_WARNING_RUNES);
+        if total + text.len() > MAX_WARNINGS_BYTES {
+            break;
+        }
+        total += text.len();
+        kept.push(text);
+    }
+    kept
+}
+
+fn truncate_runes(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut cut: String = text.chars().take(max - 1).collect();
+    cut.push('…');
+    cut
+}
+
+/// The API server stores a webhook's audit annotation `k` as
+/// `<webhook name>/k` and drops it unless that is a qualified name, so `k`
+/// itself must be a bare name: a `prefix/` (e.g. `forcegate.dev/`) is
+/// stripped here, and keys that still are not valid names are dropped.
+/// On a clash after stripping, the first key in sorted order wins.
+pub fn audit_annotations(annotations: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for (key, value) in annotations {
+        let name = key.rsplit('/').next().unwrap_or(key);
+        if !is_qualified_name_part(name) {
+            tracing::warn!(key = %key, "dropping audit annotation with an invalid key");
+            continue;
+        }
+        out.entry(name.to_owned()).or_insert_with(|| value.clone());
+    }
+    out
+}
+
+/// The name part of a Kubernetes qualified name: 1–63 characters of
+/// `[A-Za-z0-9_.-]`, starting and ending alphanumeric.
+fn is_qualified_name_part(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    match (bytes.first(), bytes.last()) {
+        (Some(first), Some(last)) => {
+            bytes.len() <= 63
+                && first.is_ascii_alphanumeric()
+                && last.is_ascii_alphanumeric()
+                && bytes
+                    .iter()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+        }
+        _ => false,
+    }
 }
 
 /// Serialize a response review deterministically (sorted keys).
-pub fn encode(_response: &AdmissionResponse) -> Vec<u8> {
-    todo!("issue 2")
+///
+/// Built by hand rather than through kube's derive: its audit annotations
+/// live in a `HashMap` (random order) and its patch serializes as a number
+/// array, while Go's `[]byte` convention is a base64 string.
+pub fn encode(response: &AdmissionResponse) -> Vec<u8> {
+    let mut body = Map::new();
+    body.insert("uid".into(), Value::String(response.uid.clone()));
+    body.insert("allowed".into(), Value::Bool(response.allowed));
+    if !response.allowed {
+        let status = &response.result;
+        let mut object = Map::new();
+        object.insert("status".into(), json!("Failure"));
+        if status.code != 0 {
+            object.insert("code".into(), json!(status.code));
+        }
+        if !status.reason.is_empty() {
+            object.insert("reason".into(), json!(status.reason));
+        }
+        if !status.message.is_empty() {
+            object.insert("message".into(), json!(status.message));
+        }
+        body.insert("status".into(), Value::Object(object));
+    }
+    if let Some(patch) = &response.patch {
+        let encoded = base64::engine::general_purpose::STANDARD.encode(patch);
+        body.insert("patch".into(), Value::String(encoded));
+        body.insert("patchType".into(), json!("JSONPatch"));
+    }
+    if !response.audit_annotations.is_empty() {
+        let sorted: BTreeMap<_, _> = response.audit_annotations.iter().collect();
+        body.insert("auditAnnotations".into(), json!(sorted));
+    }
+    if let Some(warnings) = response.warnings.as_ref().filter(|w| !w.is_empty()) {
+        body.insert("warnings".into(), json!(warnings));
+    }
+    let review = json!({
+        "apiVersion": META_API_VERSION_V1,
+        "kind": META_KIND,
+        "response": sorted_keys(Value::Object(body)),
+    });
+    // Serializing a `Value` of strings, numbers and bools cannot fail.
+    serde_json::to_vec(&sorted_keys(review)).unwrap_or_default()
 }
+
+/// Order object keys regardless of serde_json's map backend (a dependency
+/// enabling `preserve_order` must not change our bytes).
+fn sorted_keys(value: Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let sorted: BTreeMap<String, Value> =
+                map.into_iter().map(|(k, v)| (k, sorted_keys(v))).collect();
+            Value::Object(sorted.into_iter().collect())
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(sorted_keys).collect()),
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -4,7 +4,13 @@
 //! cluster lookups. Everything it needs is in the request itself (the user,
 //! the options the API server already adjusted, object and oldObject).
 
+use kube::core::admission::Operation;
 use serde::Serialize;
+
+use crate::admission::Request;
+
+pub mod actors;
+mod object;
 
 /// The object a request acts on, as the API server named it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -106,6 +112,208 @@ pub struct Intent {
 }
 
 /// Classify one admission request. Pure.
-pub fn classify(_request: &crate::admission::Request) -> Intent {
-    todo!("issue 2")
+pub fn classify(request: &Request) -> Intent {
+    let requester = Requester {
+        username: request.user_info.username.clone().unwrap_or_default(),
+        groups: request.user_info.groups.clone().unwrap_or_default(),
+    };
+    let kind = kind_of(request, &requester);
+    Intent {
+        kind,
+        target: target_of(request),
+        requester,
+        dry_run: request.dry_run,
+    }
 }
+
+fn kind_of(request: &Request, requester: &Requester) -> IntentKind {
+    let resource = &request.resource;
+    let core = resource.group.is_empty();
+    let subresource = request.sub_resource.as_deref().unwrap_or_default();
+    match (&request.operation, resource.resource.as_str(), subresource) {
+        (Operation::Delete, "pods", "") if core => pod_delete(request, requester),
+        (Operation::Delete, _, _) => not_gated(format!(
+            "DELETE of {} has no grace period to skip",
+            resource_name(request)
+        )),
+        (Operation::Create, "pods", "eviction") if core => eviction(request),
+        (Operation::Update, "namespaces", "finalize") if core => {
+            namespace_finalize(request, requester)
+        }
+        (Operation::Update, _, _) => finalizer_update(request, requester),
+        (operation, _, _) => not_gated(format!(
+            "{operation:?} of {} is not a deletion",
+            resource_name(request)
+        )),
+    }
+}
+
+/// A pod DELETE is a force delete only when the *adjusted* grace period is 0
+/// for a pod the kubelet would otherwise finish: the API server itself sets 0
+/// for unscheduled and terminal pods, and the kubelet and pod GC finish pods
+/// with grace 0 as their normal job.
+fn pod_delete(request: &Request, requester: &Requester) -> IntentKind {
+    let grace = request
+        .options
+        .as_ref()
+        .and_then(|options| options.0.get("gracePeriodSeconds"))
+        .and_then(serde_json::Value::as_i64);
+    match grace {
+        None => return not_gated("graceful delete: no gracePeriodSeconds in the delete options"),
+        Some(0) => {}
+        Some(seconds) => {
+            return not_gated(format!("graceful delete (gracePeriodSeconds={seconds})"));
+        }
+    }
+    let pod = request.old_object.as_ref();
+    let node = pod.and_then(|pod| object::str_at(pod, "/spec/nodeName"));
+    if let Some(actor) = actors::pod_finalizer(requester, node) {
+        return IntentKind::SystemFinalization { actor };
+    }
+    if let Some(pod) = pod {
+        if let Some(phase) = object::terminal_phase(pod) {
+            return not_gated(format!(
+                "pod phase is {phase}: the API server deletes terminal pods with grace 0"
+            ));
+        }
+        if node.is_none() {
+            return not_gated(
+                "pod is not scheduled to a node: the API server deletes it with grace 0",
+            );
+        }
+    }
+    // Without oldObject (never sent by a real API server) the pod's state is
+    // unknown here; gate it and let the facts look the pod up.
+    IntentKind::ForceDelete {
+        already_terminating: pod.is_some_and(|pod| pod.metadata.deletion_timestamp.is_some()),
+    }
+}
+
+/// Evictions never reach DELETE webhooks; the grace period the eviction asks
+/// for is in the Eviction object's `deleteOptions`.
+fn eviction(request: &Request) -> IntentKind {
+    let grace = request
+        .object
+        .as_ref()
+        .and_then(|eviction| eviction.data.pointer("/deleteOptions/gracePeriodSeconds"))
+        .and_then(serde_json::Value::as_i64);
+    match grace {
+        Some(0) => IntentKind::Eviction,
+        Some(seconds) => not_gated(format!("graceful eviction (gracePeriodSeconds={seconds})")),
+        None => not_gated("eviction with the pod's own grace period"),
+    }
+}
+
+/// `PUT namespaces/<ns>/finalize` changes only `spec.finalizers`.
+fn namespace_finalize(request: &Request, requester: &Requester) -> IntentKind {
+    let old = object::finalizers(request.old_object.as_ref(), "/spec/finalizers");
+    let new = object::finalizers(request.object.as_ref(), "/spec/finalizers");
+    let removed = object::removed(&old, &new);
+    if removed.is_empty() {
+        return not_gated("namespaces/finalize removes no spec.finalizers");
+    }
+    let owners = [actors::NAMESPACE_SPEC_FINALIZER_OWNER];
+    match actors::owning_controller(requester, &removed, &owners) {
+        Some(actor) => IntentKind::SystemFinalization { actor },
+        None => IntentKind::NamespaceFinalize { removed },
+    }
+}
+
+/// Any UPDATE (including `pods/status`) that drops `metadata.finalizers`.
+fn finalizer_update(request: &Request, requester: &Requester) -> IntentKind {
+    let (Some(old), Some(new)) = (request.old_object.as_ref(), request.object.as_ref()) else {
+        return not_gated("UPDATE without object and oldObject");
+    };
+    let before = old.metadata.finalizers.clone().unwrap_or_default();
+    let after = new.metadata.finalizers.clone().unwrap_or_default();
+    let removed = object::removed(&before, &after);
+    if removed.is_empty() {
+        return not_gated("UPDATE removes no finalizers");
+    }
+    let deleting =
+        old.metadata.deletion_timestamp.is_some() || new.metadata.deletion_timestamp.is_some();
+    match actors::owning_controller(requester, &removed, actors::METADATA_FINALIZER_OWNERS) {
+        Some(actor) => IntentKind::SystemFinalization { actor },
+        None => IntentKind::FinalizerRemoval { removed, deleting },
+    }
+}
+
+fn not_gated(reason: impl Into<String>) -> IntentKind {
+    IntentKind::NotGated {
+        reason: reason.into(),
+    }
+}
+
+fn resource_name(request: &Request) -> String {
+    let resource = &request.resource;
+    let mut name = resource.resource.clone();
+    if !resource.group.is_empty() {
+        name = format!("{name}.{}", resource.group);
+    }
+    if let Some(sub) = request.sub_resource.as_deref().filter(|s| !s.is_empty()) {
+        name = format!("{name}/{sub}");
+    }
+    name
+}
+
+/// The object acted on. For an eviction that is the pod, not the Eviction.
+/// DeleteCollection sends an empty `request.name`: the object's name is used.
+fn target_of(request: &Request) -> ObjectRef {
+    let resource = &request.resource;
+    let subresource = request.sub_resource.clone().filter(|s| !s.is_empty());
+    let existing = request.old_object.as_ref().or(request.object.as_ref());
+    let is_eviction = resource.group.is_empty()
+        && resource.resource == "pods"
+        && subresource.as_deref() == Some("eviction");
+    let (group, version, kind) = if is_eviction {
+        (
+            resource.group.clone(),
+            resource.version.clone(),
+            "Pod".to_owned(),
+        )
+    } else {
+        (
+            request.kind.group.clone(),
+            request.kind.version.clone(),
+            request.kind.kind.clone(),
+        )
+    };
+    let name = Some(request.name.clone())
+        .filter(|n| !n.is_empty())
+        .or_else(|| existing.and_then(|o| o.metadata.name.clone()))
+        .unwrap_or_default();
+    // Requests on a namespace carry its own name as `namespace`, but a
+    // Namespace is cluster-scoped.
+    let cluster_scoped_namespace = resource.group.is_empty() && resource.resource == "namespaces";
+    let namespace = if cluster_scoped_namespace {
+        None
+    } else {
+        request
+            .namespace
+            .clone()
+            .filter(|ns| !ns.is_empty())
+            .or_else(|| existing.and_then(|o| o.metadata.namespace.clone()))
+    };
+    let uid = if is_eviction {
+        request
+            .object
+            .as_ref()
+            .and_then(|eviction| object::str_at(eviction, "/deleteOptions/preconditions/uid"))
+            .map(str::to_owned)
+    } else {
+        existing.and_then(|o| o.metadata.uid.clone())
+    };
+    ObjectRef {
+        group,
+        version,
+        kind,
+        resource: resource.resource.clone(),
+        subresource,
+        namespace,
+        name,
+        uid: uid.filter(|u| !u.is_empty()),
+    }
+}
+
+#[cfg(test)]
+mod tests;

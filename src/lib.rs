@@ -5,6 +5,7 @@
 //! them together and hands allowed force deletions to [`cleanup`].
 
 pub mod admission;
+pub mod certs;
 pub mod cleanup;
 pub mod cli;
 pub mod cluster;
@@ -14,3 +15,5 @@ pub mod facts;
 pub mod intent;
 pub mod policy;
 pub mod server;
+pub mod telemetry;
+pub mod testsuite;

@@ -1,9 +1,227 @@
-//! `forcegate serve`.
+//! `forcegate serve`: wire policies, the cluster view, the recorder and the
+//! engine into the admission server, then run until SIGTERM/SIGINT.
+//!
+//! Exit codes: 0 after a clean drain; 1 when the server failed or the drain
+//! deadline passed with requests open; 2 for bad configuration (invalid
+//! policies, snapshot or addresses), which a restart will not fix.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, anyhow};
+use arc_swap::ArcSwap;
+use prometheus_client::registry::Registry;
 
 use super::ServeArgs;
+use crate::certs;
+use crate::cleanup::{
+    self, CleanupMetrics, JournalRecorder, KubeRecorder, Recorder, VerifierSettings,
+};
+use crate::cluster::{ClusterView, LiveCluster, SnapshotCluster};
+use crate::engine::{Engine, Settings};
+use crate::policy::{self, PolicyMetrics, PolicySet};
+use crate::server::{self, Drained, Health, Server, Shutdown};
+use crate::telemetry;
 
-pub fn run(_args: ServeArgs) -> ExitCode {
-    todo!()
+/// Service and namespace the development certificate is issued for.
+const DEV_SERVICE: &str = "forcegate";
+const DEV_NAMESPACE: &str = "forcegate";
+/// Budget for the ForceDeletion CRD to become Established at start.
+const CRD_TIMEOUT: Duration = Duration::from_secs(30);
+
+pub fn run(args: ServeArgs) -> ExitCode {
+    telemetry::init(args.log_format);
+    // kube's client and our server both use rustls; pin the provider once.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("forcegate serve: cannot start the async runtime: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(serve(args)) {
+        Ok(drained) if drained.is_clean() => ExitCode::SUCCESS,
+        Ok(drained) => {
+            tracing::error!(
+                abandoned_connections = drained.abandoned_connections,
+                "exiting with requests still open after the drain deadline"
+            );
+            ExitCode::FAILURE
+        }
+        Err(fatal) => {
+            let (code, err) = match fatal {
+                Fatal::Config(err) => (2, err),
+                Fatal::Runtime(err) => (1, err),
+            };
+            tracing::error!(error = format!("{err:#}"), "forcegate serve failed");
+            eprintln!("forcegate serve: {err:#}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+/// What decisions read and where cleanups go.
+type Sources = (Arc<dyn ClusterView>, Arc<dyn Recorder>);
+
+/// Why `serve` could not run: configuration (exit 2) or runtime (exit 1).
+enum Fatal {
+    Config(anyhow::Error),
+    Runtime(anyhow::Error),
+}
+
+fn config(err: impl Into<anyhow::Error>) -> Fatal {
+    Fatal::Config(err.into())
+}
+
+fn runtime(err: impl Into<anyhow::Error>) -> Fatal {
+    Fatal::Runtime(err.into())
+}
+
+async fn serve(args: ServeArgs) -> Result<Drained, Fatal> {
+    let server_config = server::Config::from_args(&args).map_err(config)?;
+    ensure_certificate(&args.tls_dir)?;
+    let mut registry = Registry::default();
+    let shutdown = Shutdown::new();
+
+    // Refuse to start on a broken policy directory; once running, a broken
+    // edit keeps the last good set in force.
+    let policy_metrics = PolicyMetrics::register(&mut registry);
+    let set = PolicySet::load_dir(&args.policies).map_err(|err| {
+        let findings: Vec<String> = err.findings().iter().map(ToString::to_string).collect();
+        config(anyhow!("invalid policies:\n  {}", findings.join("\n  ")))
+    })?;
+    tracing::info!(dir = %args.policies.display(), policies = ?set.names(), "policies loaded");
+    policy_metrics.loaded(set.len());
+    let policies = Arc::new(ArcSwap::from_pointee(set));
+    let _policy_watch =
+        policy::watch::spawn(args.policies.clone(), policies.clone(), policy_metrics)
+            .map_err(runtime)?;
+
+    let cleanup_metrics = CleanupMetrics::register(&mut registry);
+    let (cluster, recorder) = if args.cluster.trim() == "kube" {
+        live_sources(&args, cleanup_metrics, &shutdown).await?
+    } else {
+        snapshot_sources(&args, cleanup_metrics)?
+    };
+
+    let settings = Settings {
+        break_glass_group: args.break_glass_group.clone(),
+        record_timeout: args.record_timeout,
+        deny_without_record: !args.allow_without_record,
+    };
+    let engine = Arc::new(Engine::new(policies, cluster, recorder, settings));
+    let running = Server::new(server_config, engine)
+        .with_registry(registry)
+        .with_health(Health::default())
+        .with_shutdown(shutdown.clone())
+        .bind()
+        .await
+        .map_err(|err| match err {
+            server::ServerError::Address(_) => config(err),
+            _ => runtime(err),
+        })?;
+    tokio::spawn(shutdown_on_signal(shutdown));
+    Ok(running.wait().await)
+}
+
+/// A serving pair must exist; on a fresh checkout create a development CA
+/// and certificate, and say so loudly (they are not for production).
+fn ensure_certificate(dir: &std::path::Path) -> Result<(), Fatal> {
+    let created = certs::ensure_dev_certs(dir, DEV_SERVICE, DEV_NAMESPACE)
+        .with_context(|| format!("creating development certificates in {}", dir.display()))
+        .map_err(runtime)?;
+    if created {
+        tracing::warn!(
+            dir = %dir.display(),
+            ca = %dir.join(certs::CA_CERT_FILE).display(),
+            "no serving certificate found: created a development CA and certificate \
+             (use the CA with curl --cacert; run `forcegate certs` for a cluster)"
+        );
+    }
+    Ok(())
+}
+
+/// Snapshot files (comma-separated) and a journal for cleanup records.
+fn snapshot_sources(args: &ServeArgs, metrics: CleanupMetrics) -> Result<Sources, Fatal> {
+    let paths: Vec<PathBuf> = args
+        .cluster
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .collect();
+    let snapshot = SnapshotCluster::load(&paths)
+        .context("loading the cluster snapshot")
+        .map_err(config)?;
+    let journal = JournalRecorder::open(&args.journal)
+        .with_context(|| format!("opening the cleanup journal {}", args.journal.display()))
+        .map_err(runtime)?
+        .with_metrics(metrics);
+    tracing::info!(journal = %args.journal.display(), "recording cleanups in the journal");
+    Ok((Arc::new(snapshot), Arc::new(journal)))
+}
+
+/// The live cluster: watch caches, the ForceDeletion CRD and its verifier.
+async fn live_sources(
+    args: &ServeArgs,
+    metrics: CleanupMetrics,
+    shutdown: &Shutdown,
+) -> Result<Sources, Fatal> {
+    let client = kube::Client::try_default()
+        .await
+        .context("connecting to the cluster (kubeconfig or in-cluster)")
+        .map_err(runtime)?;
+    let view = live_view(client.clone(), args);
+    cleanup::apply_crd(client.clone(), CRD_TIMEOUT)
+        .await
+        .context("installing the ForceDeletion CRD")
+        .map_err(runtime)?;
+    let recorder = KubeRecorder::new(client.clone()).with_metrics(metrics.clone());
+    let settings = VerifierSettings::new(pod_namespace(), pod_identity(), args.cleanup_deadline);
+    let stop = shutdown.clone();
+    cleanup::verifier::spawn(client, view.clone(), settings, metrics, async move {
+        stop.triggered().await;
+    });
+    Ok((view, Arc::new(recorder)))
+}
+
+/// Watch caches over the API; `/readyz` stays false until every kind has
+/// synced once. INTEGRATION POINT (lead): register the cluster's metrics
+/// (`cluster::metrics`, in progress) into the same registry when it lands.
+fn live_view(client: kube::Client, args: &ServeArgs) -> Arc<dyn ClusterView> {
+    Arc::new(LiveCluster::start(client, args.stale_after))
+}
+
+/// The namespace holding the verifier's Lease (downward API in the chart).
+fn pod_namespace() -> String {
+    std::env::var("POD_NAMESPACE").unwrap_or_else(|_| DEV_NAMESPACE.to_owned())
+}
+
+fn pod_identity() -> String {
+    std::env::var("POD_NAME")
+        .or_else(|_| std::env::var("HOSTNAME"))
+        .unwrap_or_else(|_| format!("forcegate-{}", std::process::id()))
+}
+
+/// First SIGTERM/SIGINT starts the graceful shutdown; a second one exits
+/// at once (an impatient Ctrl-C during the drain).
+async fn shutdown_on_signal(shutdown: Shutdown) {
+    match server::shutdown::signal().await {
+        Ok(name) => tracing::info!(signal = name, "shutting down"),
+        Err(err) => {
+            tracing::error!(error = %err, "cannot listen for signals; SIGTERM will not drain");
+            return;
+        }
+    }
+    shutdown.trigger();
+    if let Ok(name) = server::shutdown::signal().await {
+        tracing::warn!(signal = name, "second signal: exiting without draining");
+        std::process::exit(1);
+    }
 }

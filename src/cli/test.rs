@@ -1,9 +1,51 @@
-//! `forcegate test`.
+//! `forcegate test`: run policy test suites, the pull-request check.
+//!
+//! Exit 0: every case passed; 1: some case failed; 2: bad input or usage
+//! (no suites found, a suite or the policies it names cannot be loaded).
 
 use std::process::ExitCode;
 
-use super::TestArgs;
+use super::{Output, TestArgs};
+use crate::testsuite::{self, report};
 
-pub fn run(_args: TestArgs) -> ExitCode {
-    todo!()
+pub fn run(args: TestArgs) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("forcegate test: cannot start a runtime: {err}");
+            return ExitCode::from(2);
+        }
+    };
+    let report = match runtime.block_on(testsuite::run_paths(&args.paths)) {
+        Ok(report) => report,
+        Err(reason) => {
+            eprintln!("forcegate test: {reason}");
+            return ExitCode::from(2);
+        }
+    };
+    match args.output {
+        Output::Text => print!("{}", report::text(&report)),
+        Output::Json => println!("{}", report::json(&report)),
+        Output::Yaml => {
+            let value: serde_json::Value =
+                serde_json::from_str(&report::json(&report)).unwrap_or_default();
+            print!("{}", serde_saphyr::to_string(&value).unwrap_or_default());
+        }
+        Output::Junit => print!("{}", report::junit(&report)),
+    }
+    for suite in report.suites.iter().filter(|s| s.error.is_some()) {
+        if let Some(err) = &suite.error {
+            eprintln!("forcegate test: {err}");
+        }
+    }
+    if report.errors() > 0 {
+        ExitCode::from(2)
+    } else if report.failed() > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
 }

@@ -3,6 +3,28 @@
 //! Two sources implement [`ClusterView`]: snapshot files (`kubectl get -o
 //! yaml|json` output) and live kube-rs watch caches. Lookups never call the
 //! API server; they are O(1) or O(log n) over indexes kept up to date.
+//!
+//! - [`index`]: the indexed store both sources feed ([`object::Object`]s in).
+//! - [`snapshot::SnapshotCluster`]: files and directories, loaded once.
+//! - [`live::LiveCluster`]: list/watch caches with sync and staleness tracking.
+//! - [`metrics::ClusterMetrics`]: per-kind gauges read at scrape time.
+//! - [`synthetic`]: deterministic generated clusters for benches and tests.
+
+pub mod index;
+pub mod kind;
+pub mod live;
+pub mod metrics;
+pub mod object;
+pub mod slim;
+pub mod snapshot;
+pub mod synthetic;
+mod view;
+
+pub use kind::Kind;
+pub use live::LiveCluster;
+pub use object::{Object, ObjectKey};
+pub use snapshot::SnapshotCluster;
+pub use view::IndexedSource;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -41,6 +63,8 @@ pub struct KindStatus {
     pub stale: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_error: Option<String>,
+    /// List/watch failures since start (always 0 for snapshots).
+    pub watch_errors: u64,
 }
 
 /// Read-only, indexed lookups the facts need. Implementations must not scan
@@ -80,6 +104,11 @@ pub trait ClusterView: Send + Sync {
     fn namespace(&self, name: &str) -> Lookup<Option<Arc<Namespace>>>;
     /// Objects per kind in a namespace (only kinds this view knows).
     fn namespace_counts(&self, namespace: &str) -> Lookup<BTreeMap<String, u64>>;
+    /// The kinds [`ClusterView::namespace_counts`] counts, so "empty" can say
+    /// what it checked. Empty when counts are unknown.
+    fn counted_kinds(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// Per-kind sync state for `/readyz` and metrics.
     fn status(&self) -> Vec<KindStatus>;
     /// True once every source kind has synced at least once.

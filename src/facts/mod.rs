@@ -8,7 +8,20 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::cluster::Unknown;
+use k8s_openapi::jiff::Timestamp;
+
+use crate::admission::Request;
+use crate::cluster::{ClusterView, Unknown};
+use crate::intent::{Intent, IntentKind};
+
+mod endpoints;
+pub mod finalizers;
+mod leader;
+mod namespace;
+mod node;
+mod owners;
+mod pod;
+mod volumes;
 
 /// Everything policies can read under `facts.*`. Serialized (camelCase) into
 /// the policy evaluation context, so field names are part of the policy API.
@@ -45,6 +58,8 @@ pub struct PodFacts {
     pub terminating: bool,
     pub labels: BTreeMap<String, String>,
     pub claims: Vec<String>,
+    /// metadata.finalizers as the pod has them now.
+    pub finalizers: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -62,6 +77,10 @@ pub struct NodeFacts {
     pub out_of_service: bool,
     /// Gone, or out-of-service: its workloads can no longer be running.
     pub fenced: bool,
+    /// The Ready condition's status as written (`True`, `False`, `Unknown`).
+    pub ready_status: Option<String>,
+    /// Keys of the node's taints.
+    pub taints: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -93,6 +112,8 @@ pub struct JobFacts {
     pub finished: bool,
     /// The pod still carries `batch.kubernetes.io/job-tracking`.
     pub tracking_finalizer: bool,
+    /// The Job object exists (false: only the pod's ownerReference names it).
+    pub exists: bool,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -142,6 +163,8 @@ pub struct ClaimVolume {
     pub attachments: Vec<AttachmentFacts>,
     /// Attached on the pod's own node.
     pub attached_on_pod_node: bool,
+    /// Attached on some other node (e.g. already moved to a replacement).
+    pub attached_elsewhere: bool,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -150,6 +173,8 @@ pub struct VolumeFacts {
     pub claims: Vec<ClaimVolume>,
     /// Any claim's PV is attached on the pod's node.
     pub attached_on_pod_node: bool,
+    /// Any claim's PV is attached on a node other than the pod's.
+    pub attached_elsewhere: bool,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -204,14 +229,91 @@ pub struct NamespaceFacts {
     pub counts: BTreeMap<String, u64>,
     pub total: u64,
     pub empty: bool,
+    /// The kinds `counts` covers: "empty" means empty of these.
+    pub counted_kinds: Vec<String>,
 }
 
 /// Derive the facts relevant to `intent` from the request and the cluster.
-pub fn gather(
-    _intent: &crate::intent::Intent,
-    _request: &crate::admission::Request,
-    _view: &dyn crate::cluster::ClusterView,
-    _now: k8s_openapi::jiff::Timestamp,
-) -> Facts {
-    todo!("issue 3")
+///
+/// Pure: reads only its arguments. A group that cannot be known is `None`
+/// and listed in [`Facts::unknown`]; a group that does not apply is `None`
+/// and not listed.
+pub fn gather(intent: &Intent, request: &Request, view: &dyn ClusterView, now: Timestamp) -> Facts {
+    let mut facts = Facts::default();
+    match &intent.kind {
+        IntentKind::ForceDelete { .. } | IntentKind::Eviction => {
+            pod::gather_for_pod(&mut facts, intent, request, view, now, PodScope::Full);
+        }
+        IntentKind::FinalizerRemoval { removed, .. } => {
+            facts.finalizers = finalizers::describe(removed);
+            match target_kind(intent) {
+                TargetKind::Pod => {
+                    pod::gather_for_pod(
+                        &mut facts,
+                        intent,
+                        request,
+                        view,
+                        now,
+                        PodScope::Ownership,
+                    );
+                }
+                TargetKind::Claim => volumes::gather_claim(&mut facts, intent, request, view),
+                TargetKind::Volume => volumes::gather_volume(&mut facts, intent, request, view),
+                TargetKind::Namespace => namespace::gather(&mut facts, intent, request, view),
+                TargetKind::Other => {}
+            }
+        }
+        IntentKind::NamespaceFinalize { removed } => {
+            facts.finalizers = finalizers::describe(removed);
+            namespace::gather(&mut facts, intent, request, view);
+        }
+        IntentKind::SystemFinalization { .. } | IntentKind::NotGated { .. } => {}
+    }
+    facts
 }
+
+/// Which fact groups a pod request needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PodScope {
+    /// Force delete / eviction: everything a ghost pod can leave behind.
+    Full,
+    /// Finalizer removal on a pod: who owns it and where it runs.
+    Ownership,
+}
+
+enum TargetKind {
+    Pod,
+    Claim,
+    Volume,
+    Namespace,
+    Other,
+}
+
+fn target_kind(intent: &Intent) -> TargetKind {
+    let target = &intent.target;
+    if !target.group.is_empty() {
+        return TargetKind::Other;
+    }
+    match (target.kind.as_str(), target.resource.as_str()) {
+        ("Pod", _) | (_, "pods") => TargetKind::Pod,
+        ("PersistentVolumeClaim", _) | (_, "persistentvolumeclaims") => TargetKind::Claim,
+        ("PersistentVolume", _) | (_, "persistentvolumes") => TargetKind::Volume,
+        ("Namespace", _) | (_, "namespaces") => TargetKind::Namespace,
+        _ => TargetKind::Other,
+    }
+}
+
+impl Facts {
+    /// Record that `group` cannot be known.
+    fn unknown(&mut self, group: &str, why: Unknown) {
+        self.unknown.insert(group.to_owned(), why);
+    }
+}
+
+/// Seconds from `then` to `now` (negative when `then` is in the future).
+fn seconds_since(then: Timestamp, now: Timestamp) -> i64 {
+    now.as_second() - then.as_second()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,4 +1,17 @@
 //! ForceDeletionPolicy: the YAML policy language, its loader and evaluator.
+//!
+//! - [`model`]: the document types (serde + schemars → `policies/schema.json`).
+//! - [`load`]: files and directories, all-or-nothing, `file:line:col` errors.
+//! - [`catalog`]: the built-in facts `fact:` may name.
+//! - [`condition`]: selections, operators, three-valued `all`/`any`/`not`.
+//! - [`message`]: templates, warning limits, audit annotation keys.
+//! - [`watch`]: hot reload for `serve` that keeps the last good set.
+//!
+//! Evaluation is pure: the same policies, facts and request always give the
+//! same [`Decision`], which is what lets `review` match the server byte for
+//! byte.
+
+use std::path::{Path, PathBuf};
 
 use k8s_openapi::jiff::Timestamp;
 
@@ -7,6 +20,25 @@ use crate::decision::Decision;
 use crate::engine::Settings;
 use crate::facts::Facts;
 use crate::intent::Intent;
+
+pub mod catalog;
+mod compile;
+pub mod condition;
+mod context;
+mod error;
+mod eval;
+pub mod load;
+mod matcher;
+pub mod message;
+pub mod metrics;
+pub mod model;
+pub mod watch;
+
+pub use compile::Policy;
+pub use error::{Finding, PolicyError};
+pub use eval::{BREAK_GLASS_ANNOTATION, describe_request};
+pub use matcher::GATED_INTENTS;
+pub use metrics::PolicyMetrics;
 
 /// Everything one evaluation reads.
 pub struct EvalInput<'a> {
@@ -17,13 +49,63 @@ pub struct EvalInput<'a> {
     pub now: Timestamp,
 }
 
-/// A loaded, validated set of policies (all-or-nothing).
-#[derive(Debug, Default)]
-pub struct PolicySet {}
+/// A loaded, validated set of policies (all-or-nothing), sorted by name.
+#[derive(Clone, Debug, Default)]
+pub struct PolicySet {
+    policies: Vec<Policy>,
+    /// Where the set came from, for logs.
+    sources: Vec<PathBuf>,
+}
 
 impl PolicySet {
+    /// Load every policy file in `dir` (not suites, not hidden entries).
+    pub fn load_dir(dir: &Path) -> Result<PolicySet, PolicyError> {
+        let files = load::policy_files(dir)?;
+        if files.is_empty() {
+            return Err(PolicyError::Empty {
+                path: dir.to_path_buf(),
+            });
+        }
+        Self::load_files(&files)
+    }
+
+    /// Load exactly these files (directories are expanded) as one set.
+    pub fn load_files(paths: &[PathBuf]) -> Result<PolicySet, PolicyError> {
+        let files = load::expand(paths)?;
+        let policies = load::load_files(&files)?;
+        Ok(PolicySet {
+            policies,
+            sources: files,
+        })
+    }
+
+    /// Policy names, sorted.
+    pub fn names(&self) -> Vec<&str> {
+        self.policies.iter().map(|p| p.name.as_str()).collect()
+    }
+
+    pub fn len(&self) -> usize {
+        self.policies.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.policies.is_empty()
+    }
+
+    pub fn policies(&self) -> &[Policy] {
+        &self.policies
+    }
+
+    /// The files the set was loaded from.
+    pub fn sources(&self) -> &[PathBuf] {
+        &self.sources
+    }
+
     /// Run every matching policy; the most severe action wins.
-    pub fn evaluate(&self, _input: &EvalInput<'_>) -> Decision {
-        todo!("issue 4")
+    pub fn evaluate(&self, input: &EvalInput<'_>) -> Decision {
+        eval::evaluate(&self.policies, input)
     }
 }
+
+#[cfg(test)]
+mod tests;

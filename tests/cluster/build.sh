@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Builds the hermetic test cluster binaries (kube-apiserver, etcd, testcluster)
-# from the Go module in this directory into
+# Builds the hermetic test cluster binaries (kube-apiserver, etcd, kubectl and
+# the testcluster launcher) from the Go module in this directory into
 #
 #   <repo>/target/testcluster/<key>/bin/
 #
 # where <key> hashes go.mod, go.sum, every Go source file of the module, this
 # script and the Go toolchain version. When that directory already holds all
-# three binaries nothing is built. The bin directory (absolute path) is printed
+# four binaries nothing is built. The bin directory (absolute path) is printed
 # on stdout as the last line; everything else goes to stderr.
 #
 # Environment:
@@ -18,7 +18,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 out_root="${TESTCLUSTER_OUT_ROOT:-$root/target/testcluster}"
 
-# Version metadata stamped into kube-apiserver (what /version reports). Keep in
+# Version metadata stamped into kube-apiserver and kubectl (what /version and
+# `kubectl version` report). Keep in
 # step with the k8s.io/kubernetes requirement in go.mod.
 k8s_version="v1.36.3"
 
@@ -41,7 +42,7 @@ key="$(
 	} | sha256sum | cut -c1-16
 )"
 dest="$out_root/$key"
-bins=(kube-apiserver etcd testcluster)
+bins=(kube-apiserver etcd kubectl testcluster)
 
 have_all() {
 	local b
@@ -58,9 +59,10 @@ fi
 
 mkdir -p "$out_root"
 tmp="$(mktemp -d "$out_root/.build.$key.XXXXXX")"
+chmod 755 "$tmp"
 trap 'rm -rf "$tmp"' EXIT
 
-log "building kube-apiserver $k8s_version, etcd and testcluster ($go_version) into $dest/bin"
+log "building kube-apiserver and kubectl $k8s_version, etcd and testcluster ($go_version) into $dest/bin"
 start=$SECONDS
 mkdir -p "$tmp/bin"
 # CGO off and -trimpath, no VCS stamping: the same inputs give the same binaries
@@ -80,7 +82,7 @@ CGO_ENABLED=0 go build \
 -X k8s.io/client-go/pkg/version.gitMajor=1 \
 -X k8s.io/client-go/pkg/version.gitMinor=36" \
 	-o "$tmp/bin/" \
-	./cmd/kube-apiserver ./cmd/etcd ./cmd/testcluster >&2
+	./cmd/kube-apiserver ./cmd/etcd ./cmd/kubectl ./cmd/testcluster >&2
 
 # Publish atomically: a concurrent build of the same key may have won the race;
 # its result is equivalent, so keep whichever landed first.

@@ -200,11 +200,26 @@ type errStopped string
 func (e errStopped) Error() string { return "stopped: " + string(e) }
 
 type proc struct {
-	name   string
-	cmd    *exec.Cmd
-	log    string
-	exited chan error
-	done   bool
+	name      string
+	cmd       *exec.Cmd
+	log       string
+	logOffset int64 // where this run's output starts in log
+	exited    chan error
+	done      bool
+}
+
+// addrInUse tells whether this run of the process failed to bind.
+func (p *proc) addrInUse() bool {
+	f, err := os.Open(p.log)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if _, err := f.Seek(p.logOffset, io.SeekStart); err != nil {
+		return false
+	}
+	out, _ := io.ReadAll(f)
+	return bytes.Contains(out, []byte("address already in use"))
 }
 
 type cluster struct {
@@ -219,8 +234,13 @@ type cluster struct {
 }
 
 func (c *cluster) start(stop <-chan string) error {
-	dirs := []string{"pki", "logs", "etcd"}
-	for _, d := range dirs {
+	// Every start is a fresh cluster: earlier etcd data and logs go.
+	for _, d := range []string{"etcd", "logs"} {
+		if err := os.RemoveAll(filepath.Join(c.o.stateDir, d)); err != nil {
+			return err
+		}
+	}
+	for _, d := range []string{"pki", "logs", "etcd"} {
 		if err := os.MkdirAll(filepath.Join(c.o.stateDir, d), 0o700); err != nil {
 			return err
 		}
@@ -232,7 +252,7 @@ func (c *cluster) start(stop <-chan string) error {
 
 	// A free port found by binding :0 may be taken by someone else before the
 	// component binds it; retry the start with new ports when a component
-	// exits during start-up.
+	// exits during start-up because its address is in use.
 	const attempts = 3
 	var lastErr error
 	for attempt := 1; attempt <= attempts; attempt++ {
@@ -245,19 +265,23 @@ func (c *cluster) start(stop <-chan string) error {
 			return err
 		}
 		var exited errExited
-		if !errors.As(err, &exited) || attempt == attempts {
+		if !errors.As(err, &exited) || !exited.addrInUse || attempt == attempts {
 			return err
 		}
 		lastErr = err
 		logf("attempt %d failed (%v); retrying with new ports", attempt, err)
 		c.shutdown()
+		if err := os.RemoveAll(filepath.Join(c.o.stateDir, "etcd")); err != nil {
+			return err
+		}
 	}
 	return lastErr
 }
 
 type errExited struct {
-	name string
-	err  error
+	name      string
+	err       error
+	addrInUse bool
 }
 
 func (e errExited) Error() string { return fmt.Sprintf("%s exited during start-up: %v", e.name, e.err) }
@@ -308,6 +332,9 @@ func (c *cluster) startOnce(stop <-chan string, deadline time.Time) error {
 		"--service-account-key-file=" + filepath.Join(pki, "sa.pub"),
 		"--service-account-signing-key-file=" + filepath.Join(pki, "sa.key"),
 		"--service-cluster-ip-range=10.0.0.0/24",
+		// The "kubernetes" Service keeps no Endpoints: 127.0.0.1 is not a
+		// valid endpoint address, and nothing here would dial it anyway.
+		"--endpoint-reconciler-type=none",
 		// Defaults stay on (NamespaceLifecycle, LimitRanger, the admission
 		// webhooks, ValidatingAdmissionPolicy, PodSecurity, ...); NodeRestriction
 		// is added as on real clusters. ServiceAccount admission is off: it
@@ -343,9 +370,11 @@ func (c *cluster) spawn(name string, args []string) (*proc, error) {
 		return nil, err
 	}
 	defer f.Close()
+	offset, _ := f.Seek(0, io.SeekEnd)
 	fmt.Fprintf(f, "=== %s %s %s\n", time.Now().Format(time.RFC3339), name, strings.Join(args, " "))
 	cmd := exec.Command(filepath.Join(c.o.binDir, name), args...)
 	cmd.Dir = c.o.stateDir
+	cmd.Env = childEnv()
 	cmd.Stdin = nil
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{
@@ -355,12 +384,28 @@ func (c *cluster) spawn(name string, args []string) (*proc, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	p := &proc{name: name, cmd: cmd, log: logPath, exited: make(chan error, 1)}
+	p := &proc{name: name, cmd: cmd, log: logPath, logOffset: offset, exited: make(chan error, 1)}
 	go func() { p.exited <- cmd.Wait() }()
 	if c.o.verbose {
 		logf("started %s (pid %d), log %s", name, cmd.Process.Pid, logPath)
 	}
 	return p, nil
+}
+
+// childEnv is our environment without proxy settings: the components only
+// ever talk to 127.0.0.1 (etcd, webhooks served by the test), and must never
+// route that through a proxy.
+func childEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		switch strings.ToUpper(name) {
+		case "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
 }
 
 // waitFor polls check until it succeeds, the process exits, a stop is
@@ -376,7 +421,7 @@ func (c *cluster) waitFor(stop <-chan string, deadline time.Time, p *proc, check
 			return errStopped(why)
 		case err := <-p.exited:
 			p.done = true
-			return errExited{p.name, err}
+			return errExited{p.name, err, p.addrInUse()}
 		case <-time.After(250 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
@@ -386,7 +431,8 @@ func (c *cluster) waitFor(stop <-chan string, deadline time.Time, p *proc, check
 }
 
 func (c *cluster) etcdHealthy() error {
-	cl := http.Client{Timeout: 2 * time.Second}
+	cl := http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{}}
+	defer cl.CloseIdleConnections()
 	resp, err := cl.Get(fmt.Sprintf("http://127.0.0.1:%d/health", c.etcdPort))
 	if err != nil {
 		return err

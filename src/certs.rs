@@ -1,0 +1,317 @@
+//! A private CA and a serving certificate for the webhook Service.
+//!
+//! kube-apiserver dials `https://<svc>.<ns>.svc:443` and verifies the serving
+//! certificate against the webhook's `caBundle`, so the leaf carries every
+//! name the Service is reachable by (plus `localhost`/`127.0.0.1` for local
+//! runs) and is signed by a CA with a *different* subject: a leaf whose
+//! subject equals its issuer's looks self-signed to Go's verifier.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use rcgen::{
+    BasicConstraints, CertificateParams, CertifiedIssuer, DistinguishedName, DnType,
+    ExtendedKeyUsagePurpose, IsCa, KeyPair, KeyUsagePurpose,
+};
+
+/// Files written by [`write`], as a mounted `kubernetes.io/tls` Secret (plus the CA).
+pub const CA_CERT_FILE: &str = "ca.crt";
+pub const CA_KEY_FILE: &str = "ca.key";
+pub const CERT_FILE: &str = "tls.crt";
+pub const KEY_FILE: &str = "tls.key";
+
+/// Backdating absorbs clock skew between this host and the API server.
+const BACKDATE: Duration = Duration::from_secs(3600);
+
+#[derive(Debug, thiserror::Error)]
+pub enum CertError {
+    #[error("invalid certificate parameters: {0}")]
+    Generate(#[from] rcgen::Error),
+    #[error("validity of {days} days is out of range")]
+    Validity { days: u32 },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// A CA able to issue serving certificates (kept in memory; rotation tests
+/// issue several leaves from one CA, as cert-manager would).
+pub struct Authority {
+    issuer: CertifiedIssuer<'static, KeyPair>,
+    key_pem: String,
+}
+
+/// A serving certificate and its key, PEM-encoded.
+#[derive(Clone, Debug)]
+pub struct Leaf {
+    pub cert_pem: String,
+    pub key_pem: String,
+}
+
+/// What `forcegate certs` writes: the CA and one serving leaf.
+#[derive(Clone, Debug)]
+pub struct Bundle {
+    pub ca_cert_pem: String,
+    pub ca_key_pem: String,
+    pub leaf: Leaf,
+}
+
+impl Authority {
+    /// A fresh CA named after the service it serves.
+    pub fn generate(service: &str, namespace: &str, days: u32) -> Result<Self, CertError> {
+        let mut params = CertificateParams::default();
+        params.distinguished_name = name(&format!("forcegate CA for {service}.{namespace}"));
+        params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
+        params.key_usages = vec![
+            KeyUsagePurpose::KeyCertSign,
+            KeyUsagePurpose::CrlSign,
+            KeyUsagePurpose::DigitalSignature,
+        ];
+        set_validity(&mut params, days)?;
+        let key = KeyPair::generate()?;
+        let key_pem = key.serialize_pem();
+        let issuer = CertifiedIssuer::self_signed(params, key)?;
+        Ok(Self { issuer, key_pem })
+    }
+
+    pub fn cert_pem(&self) -> String {
+        self.issuer.pem()
+    }
+
+    pub fn key_pem(&self) -> &str {
+        &self.key_pem
+    }
+
+    /// A serving certificate for `<service>.<namespace>` (fresh key, so a
+    /// fresh serial: rcgen derives it from the public key).
+    pub fn issue(&self, service: &str, namespace: &str, days: u32) -> Result<Leaf, CertError> {
+        let mut params = CertificateParams::new(service_names(service, namespace))?;
+        params.distinguished_name = name(&format!("{service}.{namespace}.svc"));
+        params.is_ca = IsCa::ExplicitNoCa;
+        // ECDSA keys sign the handshake; they never encipher keys.
+        params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+        params.use_authority_key_identifier_extension = true;
+        set_validity(&mut params, days)?;
+        let key = KeyPair::generate()?;
+        let cert = params.signed_by(&key, &self.issuer)?;
+        Ok(Leaf {
+            cert_pem: cert.pem(),
+            key_pem: key.serialize_pem(),
+        })
+    }
+}
+
+/// Every name the API server or a local client may dial.
+pub fn service_names(service: &str, namespace: &str) -> Vec<String> {
+    vec![
+        service.to_owned(),
+        format!("{service}.{namespace}"),
+        format!("{service}.{namespace}.svc"),
+        format!("{service}.{namespace}.svc.cluster.local"),
+        "localhost".to_owned(),
+        "127.0.0.1".to_owned(),
+    ]
+}
+
+/// A CA and a serving leaf for the Service.
+pub fn generate(service: &str, namespace: &str, days: u32) -> Result<Bundle, CertError> {
+    let authority = Authority::generate(service, namespace, days)?;
+    let leaf = authority.issue(service, namespace, days)?;
+    Ok(Bundle {
+        ca_cert_pem: authority.cert_pem(),
+        ca_key_pem: authority.key_pem().to_owned(),
+        leaf,
+    })
+}
+
+impl Bundle {
+    /// The webhook configuration's `caBundle`: base64 of the CA's PEM.
+    pub fn ca_bundle(&self) -> String {
+        base64::engine::general_purpose::STANDARD.encode(&self.ca_cert_pem)
+    }
+}
+
+/// Write the bundle into `dir` (created if needed). Each file is written to
+/// a temporary name and renamed, so a watching server never reads half a
+/// file; keys are readable by the owner only.
+pub fn write(dir: &Path, bundle: &Bundle) -> Result<(), CertError> {
+    fs::create_dir_all(dir).map_err(|source| io(dir, source))?;
+    write_atomic(&dir.join(CA_CERT_FILE), &bundle.ca_cert_pem, false)?;
+    write_atomic(&dir.join(CA_KEY_FILE), &bundle.ca_key_pem, true)?;
+    write_leaf(dir, &bundle.leaf)
+}
+
+/// Write `tls.key` then `tls.crt` into `dir`, each atomically.
+pub fn write_leaf(dir: &Path, leaf: &Leaf) -> Result<(), CertError> {
+    fs::create_dir_all(dir).map_err(|source| io(dir, source))?;
+    write_atomic(&dir.join(KEY_FILE), &leaf.key_pem, true)?;
+    write_atomic(&dir.join(CERT_FILE), &leaf.cert_pem, false)
+}
+
+/// Create development certificates in `dir` unless a serving pair is already
+/// there. Returns whether it created them.
+pub fn ensure_dev_certs(dir: &Path, service: &str, namespace: &str) -> Result<bool, CertError> {
+    if dir.join(CERT_FILE).exists() && dir.join(KEY_FILE).exists() {
+        return Ok(false);
+    }
+    write(dir, &generate(service, namespace, 365)?)?;
+    Ok(true)
+}
+
+fn write_atomic(path: &Path, contents: &str, secret: bool) -> Result<(), CertError> {
+    let tmp = path.with_extension("tmp");
+    let mut options = fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(if secret { 0o600 } else { 0o644 });
+    }
+    #[cfg(not(unix))]
+    let _ = secret;
+    let mut file = options.open(&tmp).map_err(|source| io(&tmp, source))?;
+    file.write_all(contents.as_bytes())
+        .and_then(|()| file.sync_all())
+        .map_err(|source| io(&tmp, source))?;
+    fs::rename(&tmp, path).map_err(|source| io(path, source))
+}
+
+fn io(path: &Path, source: std::io::Error) -> CertError {
+    CertError::Io {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+fn name(common_name: &str) -> DistinguishedName {
+    let mut dn = DistinguishedName::new();
+    dn.push(DnType::OrganizationName, "forcegate");
+    dn.push(DnType::CommonName, common_name);
+    dn
+}
+
+fn set_validity(params: &mut CertificateParams, days: u32) -> Result<(), CertError> {
+    if days == 0 || days > 36_500 {
+        return Err(CertError::Validity { days });
+    }
+    let since_epoch = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let epoch = rcgen::date_time_ymd(1970, 1, 1);
+    let now = epoch + since_epoch;
+    params.not_before = now - BACKDATE;
+    params.not_after = now + Duration::from_secs(u64::from(days) * 86_400);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use x509_parser::extensions::GeneralName;
+    use x509_parser::pem::parse_x509_pem;
+
+    fn parse<T>(
+        pem: &str,
+        check: impl FnOnce(&x509_parser::certificate::X509Certificate<'_>) -> T,
+    ) -> T {
+        let (_, pem) = parse_x509_pem(pem.as_bytes()).expect("PEM");
+        let cert = pem.parse_x509().expect("X.509");
+        check(&cert)
+    }
+
+    #[test]
+    fn leaf_has_service_sans_and_a_distinct_subject() {
+        let bundle = generate("forcegate", "forcegate-system", 30).expect("generate");
+        let ca_subject = parse(&bundle.ca_cert_pem, |ca| {
+            assert!(ca.is_ca());
+            ca.subject().to_string()
+        });
+        parse(&bundle.leaf.cert_pem, |leaf| {
+            assert!(!leaf.is_ca());
+            assert_ne!(leaf.subject().to_string(), ca_subject);
+            assert_eq!(leaf.issuer().to_string(), ca_subject);
+            let san = leaf
+                .subject_alternative_name()
+                .expect("SAN parses")
+                .expect("SAN present");
+            let mut dns = Vec::new();
+            let mut ips = Vec::new();
+            for name in &san.value.general_names {
+                match name {
+                    GeneralName::DNSName(n) => dns.push((*n).to_owned()),
+                    GeneralName::IPAddress(ip) => ips.push(ip.to_vec()),
+                    _ => {}
+                }
+            }
+            assert_eq!(
+                dns,
+                vec![
+                    "forcegate",
+                    "forcegate.forcegate-system",
+                    "forcegate.forcegate-system.svc",
+                    "forcegate.forcegate-system.svc.cluster.local",
+                    "localhost",
+                ]
+            );
+            assert_eq!(ips, vec![vec![127, 0, 0, 1]]);
+            let validity = leaf.validity();
+            let lifetime = validity.not_after.timestamp() - validity.not_before.timestamp();
+            assert_eq!(lifetime, 30 * 86_400 + 3600);
+        });
+    }
+
+    #[test]
+    fn each_leaf_gets_a_new_serial() {
+        let ca = Authority::generate("svc", "ns", 1).expect("ca");
+        let a = ca.issue("svc", "ns", 1).expect("leaf");
+        let b = ca.issue("svc", "ns", 1).expect("leaf");
+        let serial = |pem: &str| parse(pem, |c| c.raw_serial().to_vec());
+        assert_ne!(serial(&a.cert_pem), serial(&b.cert_pem));
+    }
+
+    #[test]
+    fn ca_bundle_is_base64_of_the_ca_pem() {
+        let bundle = generate("svc", "ns", 1).expect("generate");
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(bundle.ca_bundle())
+            .expect("base64");
+        assert_eq!(decoded, bundle.ca_cert_pem.as_bytes());
+    }
+
+    #[test]
+    fn writes_files_once_and_keeps_existing_ones() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let target = dir.path().join("certs");
+        assert!(ensure_dev_certs(&target, "svc", "ns").expect("create"));
+        let first = fs::read(target.join(CERT_FILE)).expect("tls.crt");
+        assert!(!ensure_dev_certs(&target, "svc", "ns").expect("keep"));
+        assert_eq!(fs::read(target.join(CERT_FILE)).expect("tls.crt"), first);
+        for file in [CA_CERT_FILE, CA_KEY_FILE, KEY_FILE] {
+            assert!(target.join(file).is_file(), "{file}");
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = fs::metadata(target.join(KEY_FILE))
+                .expect("meta")
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+    }
+
+    #[test]
+    fn rejects_zero_days() {
+        assert!(matches!(
+            generate("svc", "ns", 0),
+            Err(CertError::Validity { days: 0 })
+        ));
+    }
+}

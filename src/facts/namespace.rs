@@ -1,0 +1,45 @@
+//! What a namespace still contains before its finalizers go.
+//!
+//! Force-finalizing a namespace that still holds objects orphans them in
+//! etcd (invisible, never cleaned up, resurrected if the namespace is
+//! re-created): the counts say what would be stranded.
+
+use k8s_openapi::api::core::v1::Namespace;
+
+use super::pod::request_object;
+use super::{Facts, NamespaceFacts};
+use crate::admission::Request;
+use crate::cluster::ClusterView;
+use crate::intent::Intent;
+
+pub(super) fn gather(
+    facts: &mut Facts,
+    intent: &Intent,
+    request: &Request,
+    view: &dyn ClusterView,
+) {
+    let name = intent.target.name.clone();
+    let from_request: Option<Namespace> = request_object(request.old_object.as_ref(), "Namespace")
+        .or_else(|| request_object(request.object.as_ref(), "Namespace"));
+    let namespace = match from_request {
+        Some(ns) => Some(ns),
+        None => match view.namespace(&name) {
+            Ok(ns) => ns.map(|ns| (*ns).clone()),
+            Err(why) => return facts.unknown("namespace", why),
+        },
+    };
+    let counts = match view.namespace_counts(&name) {
+        Ok(counts) => counts,
+        Err(why) => return facts.unknown("namespace", why),
+    };
+    let total = counts.values().sum();
+    facts.namespace = Some(NamespaceFacts {
+        exists: namespace.is_some(),
+        phase: namespace.and_then(|ns| ns.status).and_then(|s| s.phase),
+        name,
+        counts,
+        total,
+        empty: total == 0,
+        counted_kinds: view.counted_kinds(),
+    });
+}

@@ -1,0 +1,140 @@
+//! Which pod a request is about, and the facts that hang off it.
+//!
+//! For a DELETE or an UPDATE the request's `oldObject` *is* the pod being
+//! acted on, as stored at that instant: fresher than any cache, and it cannot
+//! be confused with a same-name replacement. The view is the fallback (and
+//! the only source for evictions, whose object is an Eviction).
+
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::jiff::Timestamp;
+use kube::core::DynamicObject;
+
+use super::{Facts, PodFacts, PodScope, endpoints, leader, node, owners, volumes};
+use crate::admission::Request;
+use crate::cluster::index::keys;
+use crate::cluster::{ClusterView, Unknown};
+use crate::intent::Intent;
+
+/// Pod-dependent groups, each Unknown when the pod itself is.
+const FULL_GROUPS: &[&str] = &["pod", "node", "owners", "leader", "volumes", "endpoints"];
+const OWNERSHIP_GROUPS: &[&str] = &["pod", "node", "owners"];
+
+pub(super) fn gather_for_pod(
+    facts: &mut Facts,
+    intent: &Intent,
+    request: &Request,
+    view: &dyn ClusterView,
+    now: Timestamp,
+    scope: PodScope,
+) {
+    let groups = match scope {
+        PodScope::Full => FULL_GROUPS,
+        PodScope::Ownership => OWNERSHIP_GROUPS,
+    };
+    let pod = match resolve(intent, request, view) {
+        Ok(pod) => pod,
+        Err(why) => {
+            for group in groups {
+                facts.unknown(group, why.clone());
+            }
+            return;
+        }
+    };
+    let pod_facts = describe(&pod);
+    if let Some(node_name) = pod_facts.node_name.as_deref() {
+        match node::gather(node_name, view, now) {
+            Ok(node) => facts.node = Some(node),
+            Err(why) => facts.unknown("node", why),
+        }
+    }
+    match owners::gather(&pod, view) {
+        Ok(owners) => facts.owners = Some(owners),
+        Err(why) => facts.unknown("owners", why),
+    }
+    if scope == PodScope::Full {
+        match leader::gather(&pod_facts, view, now) {
+            Ok(leader) => facts.leader = Some(leader),
+            Err(why) => facts.unknown("leader", why),
+        }
+        match volumes::gather_for_pod(&pod_facts, view) {
+            Ok(volumes) => facts.volumes = Some(volumes),
+            Err(why) => facts.unknown("volumes", why),
+        }
+        match endpoints::gather(&pod_facts, view) {
+            Ok(endpoints) => facts.endpoints = Some(endpoints),
+            Err(why) => facts.unknown("endpoints", why),
+        }
+    }
+    facts.pod = Some(pod_facts);
+}
+
+/// The pod from the request when it carries it, else from the view.
+fn resolve(
+    intent: &Intent,
+    request: &Request,
+    view: &dyn ClusterView,
+) -> Result<Arc<Pod>, Unknown> {
+    if let Some(pod) = request_object::<Pod>(request.old_object.as_ref(), "Pod") {
+        return Ok(Arc::new(pod));
+    }
+    let namespace = intent.target.namespace.as_deref().unwrap_or_default();
+    let name = intent.target.name.as_str();
+    match view.pod(namespace, name)? {
+        Some(pod) => Ok(pod),
+        None => Err(Unknown {
+            kind: "Pod".to_owned(),
+            reason: format!("pod {namespace}/{name} is not in the cluster view"),
+        }),
+    }
+}
+
+/// Decode a request object of `kind`; `None` when absent or another kind.
+pub(super) fn request_object<T>(object: Option<&DynamicObject>, kind: &str) -> Option<T>
+where
+    T: kube::Resource + serde::de::DeserializeOwned,
+{
+    let object = object?;
+    if object.types.as_ref().is_some_and(|t| t.kind != kind) {
+        return None;
+    }
+    object.clone().try_parse::<T>().ok()
+}
+
+pub(super) fn describe(pod: &Pod) -> PodFacts {
+    let meta = &pod.metadata;
+    let status = pod.status.as_ref();
+    let pod_ip = status
+        .and_then(|s| s.pod_ip.clone())
+        .filter(|ip| !ip.is_empty());
+    let mut pod_ips: Vec<String> = status
+        .and_then(|s| s.pod_ips.as_ref())
+        .into_iter()
+        .flatten()
+        .map(|ip| ip.ip.clone())
+        .filter(|ip| !ip.is_empty())
+        .collect();
+    if let Some(ip) = &pod_ip
+        && !pod_ips.contains(ip)
+    {
+        pod_ips.insert(0, ip.clone());
+    }
+    PodFacts {
+        namespace: meta.namespace.clone().unwrap_or_default(),
+        name: meta.name.clone().unwrap_or_default(),
+        uid: meta.uid.clone().unwrap_or_default(),
+        node_name: pod
+            .spec
+            .as_ref()
+            .and_then(|s| s.node_name.clone())
+            .filter(|n| !n.is_empty()),
+        pod_ip,
+        pod_ips,
+        phase: status.and_then(|s| s.phase.clone()),
+        terminating: meta.deletion_timestamp.is_some(),
+        labels: meta.labels.clone().unwrap_or_default(),
+        claims: keys::pod_claims(pod),
+        finalizers: meta.finalizers.clone().unwrap_or_default(),
+    }
+}

@@ -1,0 +1,133 @@
+//! Who may finish what: the system components whose own deletes and
+//! finalizer removals forcegate must never block.
+//!
+//! Identities are the usernames kube-controller-manager and the kubelet
+//! authenticate as. With `--use-service-account-credentials` (the kubeadm
+//! default) each controller has its own service account; without it they all
+//! act as `system:kube-controller-manager`, which is accepted for every
+//! controller below.
+
+use super::{Requester, SystemActor};
+
+/// The identity kube-controller-manager uses when controllers share it.
+pub const KUBE_CONTROLLER_MANAGER: &str = "system:kube-controller-manager";
+/// The pod garbage collector's own service account.
+pub const POD_GC: &str = "system:serviceaccount:kube-system:pod-garbage-collector";
+/// Kubelets authenticate as `system:node:<node>`…
+pub const NODE_USER_PREFIX: &str = "system:node:";
+/// …and carry this group.
+pub const NODES_GROUP: &str = "system:nodes";
+
+/// A controller that owns (adds and later removes) finalizers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FinalizerOwner {
+    /// Controller name as kube-controller-manager calls it.
+    pub controller: &'static str,
+    /// Service account it acts as with per-controller credentials.
+    pub service_account: &'static str,
+    /// `metadata.finalizers` entries it owns.
+    pub finalizers: &'static [&'static str],
+}
+
+/// Controllers that remove `metadata.finalizers` they own.
+pub const METADATA_FINALIZER_OWNERS: &[FinalizerOwner] = &[
+    FinalizerOwner {
+        controller: "job-controller",
+        service_account: "system:serviceaccount:kube-system:job-controller",
+        finalizers: &["batch.kubernetes.io/job-tracking"],
+    },
+    FinalizerOwner {
+        controller: "generic-garbage-collector",
+        service_account: "system:serviceaccount:kube-system:generic-garbage-collector",
+        finalizers: &["orphan", "foregroundDeletion"],
+    },
+    FinalizerOwner {
+        controller: "pvc-protection-controller",
+        service_account: "system:serviceaccount:kube-system:pvc-protection-controller",
+        finalizers: &["kubernetes.io/pvc-protection"],
+    },
+    FinalizerOwner {
+        controller: "pv-protection-controller",
+        service_account: "system:serviceaccount:kube-system:pv-protection-controller",
+        finalizers: &["kubernetes.io/pv-protection"],
+    },
+];
+
+/// The namespace controller owns the `kubernetes` entry of a namespace's
+/// `spec.finalizers` and removes it through `namespaces/finalize` once the
+/// namespace is empty.
+pub const NAMESPACE_SPEC_FINALIZER_OWNER: FinalizerOwner = FinalizerOwner {
+    controller: "namespace-controller",
+    service_account: "system:serviceaccount:kube-system:namespace-controller",
+    finalizers: &["kubernetes"],
+};
+
+/// The owner of a `metadata.finalizers` entry, if Kubernetes itself owns it.
+pub fn metadata_finalizer_owner(finalizer: &str) -> Option<&'static FinalizerOwner> {
+    METADATA_FINALIZER_OWNERS
+        .iter()
+        .find(|owner| owner.finalizers.contains(&finalizer))
+}
+
+impl FinalizerOwner {
+    /// Usernames that count as this controller.
+    pub fn usernames(&self) -> [&'static str; 2] {
+        [self.service_account, KUBE_CONTROLLER_MANAGER]
+    }
+
+    fn is(&self, username: &str) -> bool {
+        self.usernames().contains(&username)
+    }
+}
+
+/// The node a kubelet speaks for, when the requester is a kubelet.
+pub fn kubelet_node(requester: &Requester) -> Option<&str> {
+    let node = requester.username.strip_prefix(NODE_USER_PREFIX)?;
+    let in_group = requester.groups.iter().any(|g| g == NODES_GROUP);
+    (in_group && !node.is_empty()).then_some(node)
+}
+
+/// A system actor finishing the grace-0 delete of a pod bound to `pod_node`.
+///
+/// Only the kubelet of the pod's own node qualifies: a kubelet deleting
+/// another node's pod is exactly what a force delete looks like.
+pub fn pod_finalizer(requester: &Requester, pod_node: Option<&str>) -> Option<SystemActor> {
+    if let Some(node) = kubelet_node(requester) {
+        return (pod_node == Some(node)).then(|| SystemActor::Kubelet {
+            node: node.to_owned(),
+        });
+    }
+    let user = requester.username.as_str();
+    (user == POD_GC || user == KUBE_CONTROLLER_MANAGER).then_some(SystemActor::PodGc)
+}
+
+/// The controller removing `removed` when it owns every one of them.
+pub fn owning_controller(
+    requester: &Requester,
+    removed: &[String],
+    owners: &[FinalizerOwner],
+) -> Option<SystemActor> {
+    if removed.is_empty() {
+        return None;
+    }
+    let user = requester.username.as_str();
+    let owns_all = removed.iter().all(|finalizer| {
+        owners
+            .iter()
+            .any(|o| o.is(user) && o.finalizers.contains(&finalizer.as_str()))
+    });
+    if !owns_all {
+        return None;
+    }
+    let name = if user == KUBE_CONTROLLER_MANAGER {
+        "kube-controller-manager"
+    } else {
+        owners
+            .iter()
+            .find(|o| o.service_account == user)
+            .map_or(user, |o| o.controller)
+    };
+    Some(SystemActor::Controller {
+        name: name.to_owned(),
+    })
+}

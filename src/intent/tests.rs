@@ -1,0 +1,345 @@
+//! Table-driven classification of realistic AdmissionReviews
+//! (`tests/fixtures/reviews/*.json`).
+
+use super::*;
+use crate::admission::decode;
+
+macro_rules! fixture {
+    ($name:literal) => {
+        (
+            $name,
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/reviews/",
+                $name,
+                ".json"
+            )),
+        )
+    };
+}
+
+fn classify_fixture((name, json): (&str, &str)) -> Intent {
+    let request = decode(json.as_bytes()).unwrap_or_else(|err| panic!("{name}: {err}"));
+    classify(&request)
+}
+
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| (*s).to_owned()).collect()
+}
+
+fn controller(name: &str) -> IntentKind {
+    IntentKind::SystemFinalization {
+        actor: SystemActor::Controller {
+            name: name.to_owned(),
+        },
+    }
+}
+
+#[test]
+fn gated_and_system_kinds() {
+    let table = [
+        (
+            fixture!("force-delete-leader"),
+            IntentKind::ForceDelete {
+                already_terminating: false,
+            },
+        ),
+        (
+            fixture!("force-delete-terminating"),
+            IntentKind::ForceDelete {
+                already_terminating: true,
+            },
+        ),
+        (
+            fixture!("force-delete-no-object-field"),
+            IntentKind::ForceDelete {
+                already_terminating: false,
+            },
+        ),
+        (
+            fixture!("force-delete-collection"),
+            IntentKind::ForceDelete {
+                already_terminating: false,
+            },
+        ),
+        (
+            fixture!("kubelet-final-delete"),
+            IntentKind::SystemFinalization {
+                actor: SystemActor::Kubelet {
+                    node: "worker-1".into(),
+                },
+            },
+        ),
+        // The kubelet of another node is not finishing its own pod.
+        (
+            fixture!("kubelet-other-node-delete"),
+            IntentKind::ForceDelete {
+                already_terminating: true,
+            },
+        ),
+        // A node username without the system:nodes group is not a kubelet.
+        (
+            fixture!("kubelet-name-without-group"),
+            IntentKind::ForceDelete {
+                already_terminating: true,
+            },
+        ),
+        (
+            fixture!("podgc-delete"),
+            IntentKind::SystemFinalization {
+                actor: SystemActor::PodGc,
+            },
+        ),
+        (
+            fixture!("kube-controller-manager-pod-delete"),
+            IntentKind::SystemFinalization {
+                actor: SystemActor::PodGc,
+            },
+        ),
+        (fixture!("eviction-grace-zero"), IntentKind::Eviction),
+        (
+            fixture!("namespace-finalize"),
+            IntentKind::NamespaceFinalize {
+                removed: strings(&["kubernetes"]),
+            },
+        ),
+        (
+            fixture!("namespace-finalize-by-controller"),
+            controller("namespace-controller"),
+        ),
+        (
+            fixture!("namespace-metadata-finalizer-removal"),
+            IntentKind::FinalizerRemoval {
+                removed: strings(&["example.com/external-dns"]),
+                deleting: true,
+            },
+        ),
+        (
+            fixture!("finalizer-strip-pvc"),
+            IntentKind::FinalizerRemoval {
+                removed: strings(&["kubernetes.io/pvc-protection"]),
+                deleting: true,
+            },
+        ),
+        (
+            fixture!("finalizer-remove-pvc-by-controller"),
+            controller("pvc-protection-controller"),
+        ),
+        (
+            fixture!("job-tracking-removed-by-job-controller"),
+            controller("job-controller"),
+        ),
+        (
+            fixture!("job-tracking-stripped-by-user"),
+            IntentKind::FinalizerRemoval {
+                removed: strings(&["batch.kubernetes.io/job-tracking"]),
+                deleting: false,
+            },
+        ),
+        (
+            fixture!("pod-status-finalizer-removal"),
+            IntentKind::FinalizerRemoval {
+                removed: strings(&["example.com/log-shipper"]),
+                deleting: true,
+            },
+        ),
+        (
+            fixture!("orphan-removed-by-gc"),
+            controller("generic-garbage-collector"),
+        ),
+        // The GC owns `orphan` but not the other finalizer: not all owned.
+        (
+            fixture!("gc-removing-foreign-finalizer"),
+            IntentKind::FinalizerRemoval {
+                removed: strings(&["orphan", "example.com/log-shipper"]),
+                deleting: true,
+            },
+        ),
+        (
+            fixture!("kube-controller-manager-removes-owned"),
+            controller("kube-controller-manager"),
+        ),
+    ];
+    for (fixture, expected) in table {
+        let intent = classify_fixture(fixture);
+        assert_eq!(intent.kind, expected, "{}", fixture.0);
+    }
+}
+
+#[test]
+fn not_gated_kinds_say_why() {
+    let table = [
+        (fixture!("delete-graceful"), "gracePeriodSeconds=30"),
+        (fixture!("delete-no-options"), "no gracePeriodSeconds"),
+        (fixture!("delete-unscheduled"), "not scheduled"),
+        (fixture!("delete-succeeded"), "Succeeded"),
+        (fixture!("delete-failed"), "Failed"),
+        (fixture!("eviction-graceful"), "gracePeriodSeconds=30"),
+        (fixture!("eviction-default-grace"), "own grace period"),
+        (
+            fixture!("namespace-finalize-noop"),
+            "removes no spec.finalizers",
+        ),
+        (fixture!("update-labels-only"), "removes no finalizers"),
+        (fixture!("create-pod"), "not a deletion"),
+        (fixture!("delete-deployment"), "deployments.apps"),
+    ];
+    for (fixture, needle) in table {
+        let intent = classify_fixture(fixture);
+        match &intent.kind {
+            IntentKind::NotGated { reason } => {
+                assert!(reason.contains(needle), "{}: {reason}", fixture.0)
+            }
+            other => panic!("{}: expected NotGated, got {other:?}", fixture.0),
+        }
+        assert!(!intent.kind.is_gated());
+    }
+}
+
+#[test]
+fn target_of_a_pod_delete() {
+    let intent = classify_fixture(fixture!("force-delete-leader"));
+    assert_eq!(
+        intent.target,
+        ObjectRef {
+            group: String::new(),
+            version: "v1".into(),
+            kind: "Pod".into(),
+            resource: "pods".into(),
+            subresource: None,
+            namespace: Some("db".into()),
+            name: "postgres-0".into(),
+            uid: Some("c0a8012e-5b1d-4f7a-9c3e-2d6f8a9b0c1d".into()),
+        }
+    );
+    assert_eq!(intent.requester.username, "alice@example.com");
+    assert_eq!(
+        intent.requester.groups,
+        strings(&["oncall", "system:authenticated"])
+    );
+    assert!(!intent.dry_run);
+}
+
+#[test]
+fn delete_collection_takes_the_name_from_old_object() {
+    let intent = classify_fixture(fixture!("force-delete-collection"));
+    assert_eq!(intent.target.name, "postgres-0");
+}
+
+#[test]
+fn dry_run_is_carried() {
+    let intent = classify_fixture(fixture!("force-delete-dry-run"));
+    assert!(intent.dry_run);
+    assert!(intent.kind.is_gated());
+}
+
+#[test]
+fn eviction_targets_the_pod() {
+    let intent = classify_fixture(fixture!("eviction-grace-zero"));
+    assert_eq!(intent.target.kind, "Pod");
+    assert_eq!(intent.target.group, "");
+    assert_eq!(intent.target.resource, "pods");
+    assert_eq!(intent.target.subresource.as_deref(), Some("eviction"));
+    assert_eq!(intent.target.name, "postgres-0");
+    assert_eq!(intent.target.namespace.as_deref(), Some("db"));
+    // From the eviction's UID precondition.
+    assert_eq!(
+        intent.target.uid.as_deref(),
+        Some("c0a8012e-5b1d-4f7a-9c3e-2d6f8a9b0c1d")
+    );
+    let graceful = classify_fixture(fixture!("eviction-graceful"));
+    assert_eq!(graceful.target.uid, None);
+}
+
+#[test]
+fn namespace_targets_are_cluster_scoped() {
+    let intent = classify_fixture(fixture!("namespace-finalize"));
+    assert_eq!(intent.target.kind, "Namespace");
+    assert_eq!(intent.target.name, "legacy-payments");
+    assert_eq!(intent.target.namespace, None);
+    assert_eq!(intent.target.subresource.as_deref(), Some("finalize"));
+    assert_eq!(
+        intent.target.uid.as_deref(),
+        Some("5e6f7a8b-9c0d-4e1f-a2b3-c4d5e6f7a8b9")
+    );
+}
+
+fn edited(fixture: (&str, &str), edit: impl FnOnce(&mut serde_json::Value)) -> Intent {
+    let mut value: serde_json::Value = serde_json::from_str(fixture.1).expect("fixture JSON");
+    edit(&mut value);
+    let body = serde_json::to_vec(&value).expect("JSON");
+    classify(&decode(&body).expect("decodes"))
+}
+
+#[test]
+fn user_asked_grace_below_zero_is_not_force() {
+    // The API server turns negative grace into 1 before admission; whatever
+    // arrives that is not exactly 0 is graceful.
+    let intent = edited(fixture!("force-delete-leader"), |v| {
+        v["request"]["options"]["gracePeriodSeconds"] = serde_json::json!(1);
+    });
+    assert!(matches!(intent.kind, IntentKind::NotGated { .. }));
+}
+
+#[test]
+fn kubelet_finishing_a_terminal_pod_is_still_system_finalization() {
+    let intent = edited(fixture!("kubelet-final-delete"), |v| {
+        v["request"]["oldObject"]["status"]["phase"] = serde_json::json!("Succeeded");
+    });
+    assert_eq!(
+        intent.kind,
+        IntentKind::SystemFinalization {
+            actor: SystemActor::Kubelet {
+                node: "worker-1".into()
+            }
+        }
+    );
+}
+
+#[test]
+fn human_finalizing_a_namespace_with_a_controller_token_needs_the_right_finalizer() {
+    // The namespace controller owns only `kubernetes` in spec.finalizers.
+    let intent = edited(fixture!("namespace-finalize-by-controller"), |v| {
+        v["request"]["oldObject"]["spec"]["finalizers"] =
+            serde_json::json!(["kubernetes", "example.com/federation"]);
+    });
+    assert_eq!(
+        intent.kind,
+        IntentKind::NamespaceFinalize {
+            removed: strings(&["kubernetes", "example.com/federation"])
+        }
+    );
+}
+
+#[test]
+fn finalizers_set_to_null_remove_all() {
+    let intent = edited(fixture!("gc-removing-foreign-finalizer"), |v| {
+        v["request"]["object"]["metadata"]["finalizers"] = serde_json::Value::Null;
+        v["request"]["userInfo"]["username"] = serde_json::json!("bob");
+    });
+    assert_eq!(
+        intent.kind,
+        IntentKind::FinalizerRemoval {
+            removed: strings(&["orphan", "example.com/log-shipper"]),
+            deleting: true
+        }
+    );
+}
+
+#[test]
+fn every_fixture_decodes_and_classifies_without_panicking() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/reviews");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(dir).expect("fixtures dir") {
+        let path = entry.expect("entry").path();
+        if path.extension().and_then(|e| e.to_str()) != Some("json") {
+            continue;
+        }
+        let body = std::fs::read(&path).expect("readable");
+        let request = decode(&body).unwrap_or_else(|err| panic!("{}: {err}", path.display()));
+        let intent = classify(&request);
+        assert!(!intent.target.name.is_empty(), "{}", path.display());
+        seen += 1;
+    }
+    assert!(seen >= 30, "expected the fixture set, found {seen}");
+}

@@ -1,0 +1,277 @@
+//! Running policies: every matching policy's rules fire independently; the
+//! merged decision takes the most severe action, explains each denial, and
+//! honours break-glass.
+
+use serde_json::Value;
+
+use super::compile::{Policy, Rule};
+use super::condition::{Missing, Scope, Truth, Verdict};
+use super::message::{self, audit};
+use super::{EvalInput, context};
+use crate::decision::{Action, Decision, PolicyOutcome};
+use crate::intent::{Intent, IntentKind};
+
+/// Objects (or oldObjects) annotated with this key and a reason may be force
+/// deleted by a member of the break-glass group whatever the policies say.
+pub const BREAK_GLASS_ANNOTATION: &str = "forcegate.dev/break-glass";
+
+/// One fired rule and the rule's name (kept apart from [`PolicyOutcome`]).
+struct Fired {
+    outcome: PolicyOutcome,
+    rule: Option<String>,
+    missing: Vec<Missing>,
+}
+
+/// Evaluate `policies` (already sorted by name) against one request.
+pub(crate) fn evaluate(policies: &[Policy], input: &EvalInput<'_>) -> Decision {
+    let context = context::build(input);
+    let unknown = context::unknown_groups(input.facts);
+    let scope = Scope {
+        context: &context,
+        unknown: &unknown,
+    };
+    let mut fired = Vec::new();
+    for policy in policies {
+        let applies = policy.matcher.applies(input.intent, &scope);
+        if applies.truth == Truth::False {
+            continue;
+        }
+        for rule in &policy.rules {
+            let conditions = Verdict::and(rule.conditions.iter().map(|c| c.eval(&scope)));
+            // Selectors decide applicability; only conditions explain a decision.
+            let applies = Verdict {
+                because: Vec::new(),
+                ..applies.clone()
+            };
+            let verdict = Verdict::and([applies, conditions]);
+            if let Some(f) = fire(policy, rule, verdict, &scope) {
+                fired.push(f);
+            }
+        }
+    }
+    assemble(input, &context, fired)
+}
+
+fn fire(policy: &Policy, rule: &Rule, verdict: Verdict, scope: &Scope<'_>) -> Option<Fired> {
+    let remediation = |scope: &Scope<'_>| rule.remediation.as_ref().map(|t| t.render(scope));
+    match verdict.truth {
+        Truth::False => None,
+        Truth::True => Some(Fired {
+            outcome: PolicyOutcome {
+                policy: policy.name.clone(),
+                action: rule.action,
+                fact: if verdict.because.is_empty() {
+                    "always (no conditions)".into()
+                } else {
+                    verdict.because.join(" and ")
+                },
+                message: rule.message.render(scope),
+                remediation: remediation(scope),
+                unknown: false,
+            },
+            rule: rule.name.clone(),
+            missing: Vec::new(),
+        }),
+        Truth::Unknown => {
+            let action = rule.on_unknown.action()?;
+            let missing = Missing::describe(&verdict.missing);
+            Some(Fired {
+                outcome: PolicyOutcome {
+                    policy: policy.name.clone(),
+                    action,
+                    fact: format!("unknown: {missing}"),
+                    message: format!(
+                        "could not decide: {missing}; forcegate does not guess (onUnknown: {action:?})"
+                    ),
+                    remediation: Some(
+                        "retry once forcegate's cluster view has synced (its /readyz names the stale kind); with `forcegate review`/`test`, add the missing kind to the snapshot".into(),
+                    ),
+                    unknown: true,
+                },
+                rule: rule.name.clone(),
+                missing: verdict.missing,
+            })
+        }
+    }
+}
+
+/// Merge fired rules into one decision.
+fn assemble(input: &EvalInput<'_>, context: &Value, fired: Vec<Fired>) -> Decision {
+    let intent = input.intent;
+    let denials: Vec<&Fired> = fired
+        .iter()
+        .filter(|f| f.outcome.action == Action::Deny)
+        .collect();
+    let member = intent
+        .requester
+        .groups
+        .contains(&input.settings.break_glass_group);
+    let glass = break_glass_reason(context);
+
+    let mut decision = Decision {
+        allowed: denials.is_empty(),
+        ..Decision::default()
+    };
+    let notes = &mut decision.audit_annotations;
+    notes.insert(audit::INTENT.into(), intent.kind.name().into());
+    if !fired.is_empty() {
+        let list: Vec<String> = fired
+            .iter()
+            .map(|f| {
+                let name = match &f.rule {
+                    Some(rule) => format!("{}/{rule}", f.outcome.policy),
+                    None => f.outcome.policy.clone(),
+                };
+                format!("{name}={:?}", f.outcome.action)
+            })
+            .collect();
+        notes.insert(audit::POLICIES.into(), list.join(","));
+    }
+    let missing: Vec<Missing> = fired.iter().flat_map(|f| f.missing.clone()).collect();
+    if !missing.is_empty() {
+        notes.insert(audit::UNKNOWN_FACTS.into(), Missing::describe(&missing));
+    }
+
+    let mut warnings = Vec::new();
+    match (&glass, member) {
+        (Some(reason), true) => {
+            let overridden: Vec<&str> = denials.iter().map(|f| f.outcome.policy.as_str()).collect();
+            decision.allowed = true;
+            decision.record = true;
+            decision.break_glass = Some(reason.clone());
+            let notes = &mut decision.audit_annotations;
+            notes.insert(audit::BREAK_GLASS.into(), reason.clone());
+            if !overridden.is_empty() {
+                notes.insert(audit::BREAK_GLASS_OVERRODE.into(), dedup_join(&overridden));
+            }
+            warnings.push(format!(
+                "forcegate: break-glass by {} (\"{reason}\"){}; a cleanup record will be verified",
+                intent.requester.username,
+                if overridden.is_empty() {
+                    String::new()
+                } else {
+                    format!(", overriding {}", dedup_join(&overridden))
+                }
+            ));
+        }
+        (Some(_), false) if !denials.is_empty() => {
+            decision.audit_annotations.insert(
+                audit::BREAK_GLASS_REFUSED.into(),
+                intent.requester.username.clone(),
+            );
+        }
+        _ => {}
+    }
+
+    if decision.allowed {
+        decision.record |= fired.iter().any(|f| f.outcome.action == Action::Record);
+        for f in &fired {
+            if f.outcome.action == Action::Deny {
+                continue;
+            }
+            let mut text = format!("forcegate {}: {}", f.outcome.policy, f.outcome.message);
+            if f.outcome.action == Action::Record && intent.dry_run {
+                text.push_str(" (dry run: nothing recorded)");
+            }
+            warnings.push(text);
+        }
+    } else {
+        for f in fired.iter().filter(|f| f.outcome.action == Action::Warn) {
+            warnings.push(format!("forcegate {}: {}", f.outcome.policy, f.outcome.message));
+        }
+        decision.message = denial_message(input, &denials, glass.is_some() && !member);
+    }
+    decision.audit_annotations.insert(
+        audit::DECISION.into(),
+        match (decision.allowed, decision.break_glass.is_some()) {
+            (true, true) => "allowed-break-glass",
+            (true, false) => "allowed",
+            (false, _) => "denied",
+        }
+        .into(),
+    );
+    decision.warnings = message::fit_warnings(warnings);
+    decision.outcomes = fired.into_iter().map(|f| f.outcome).collect();
+    decision
+}
+
+fn dedup_join(names: &[&str]) -> String {
+    let mut unique: Vec<&str> = Vec::new();
+    for n in names {
+        if !unique.contains(n) {
+            unique.push(n);
+        }
+    }
+    unique.join(", ")
+}
+
+/// The break-glass reason on the object or, for DELETE, the oldObject.
+fn break_glass_reason(context: &Value) -> Option<String> {
+    ["object", "oldObject"].iter().find_map(|key| {
+        let reason = context
+            .get(*key)?
+            .get("metadata")?
+            .get("annotations")?
+            .get(BREAK_GLASS_ANNOTATION)?
+            .as_str()?
+            .trim();
+        (!reason.is_empty()).then(|| message::clean_warning(reason))
+    })
+}
+
+/// "forcegate denied <what>:" then, per denying policy, its message, the
+/// fact that triggered it and what to do instead.
+fn denial_message(input: &EvalInput<'_>, denials: &[&Fired], refused_glass: bool) -> String {
+    let intent = input.intent;
+    let mut text = format!("forcegate denied {}:", describe_request(intent));
+    for f in denials {
+        let o = &f.outcome;
+        if o.unknown {
+            text.push_str(&format!("\n- {}: {}", o.policy, o.message));
+        } else {
+            text.push_str(&format!("\n- {}: {} (because {})", o.policy, o.message, o.fact));
+        }
+        if let Some(remedy) = &o.remediation {
+            text.push_str(&format!("\n  Instead: {remedy}"));
+        }
+    }
+    let group = &input.settings.break_glass_group;
+    if refused_glass {
+        text.push_str(&format!(
+            "\nThe object carries {BREAK_GLASS_ANNOTATION}, but {} is not in group {group}, so break-glass does not apply.",
+            intent.requester.username
+        ));
+    } else {
+        text.push_str(&format!(
+            "\nEmergency only: annotate the object {BREAK_GLASS_ANNOTATION}=\"<reason>\" and retry as a member of {group}."
+        ));
+    }
+    text
+}
+
+/// "the force deletion of pod shop/web-0", for messages.
+pub fn describe_request(intent: &Intent) -> String {
+    let target = &intent.target;
+    let name = match target.namespace.as_deref() {
+        Some(ns) if !ns.is_empty() => format!("{ns}/{}", target.name),
+        _ => target.name.clone(),
+    };
+    let kind = if target.kind.is_empty() || target.kind == "Eviction" {
+        target.resource.trim_end_matches('s').to_string()
+    } else {
+        target.kind.to_lowercase()
+    };
+    match &intent.kind {
+        IntentKind::ForceDelete { .. } => format!("the force deletion of pod {name}"),
+        IntentKind::Eviction => format!("the grace-0 eviction of pod {name}"),
+        IntentKind::FinalizerRemoval { removed, .. } => format!(
+            "the removal of finalizer{} {} from {kind} {name}",
+            if removed.len() == 1 { "" } else { "s" },
+            removed.join(", ")
+        ),
+        IntentKind::NamespaceFinalize { .. } => format!("the force-finalize of namespace {name}"),
+        IntentKind::SystemFinalization { .. } | IntentKind::NotGated { .. } => {
+            format!("this request on {kind} {name}")
+        }
+    }
+}

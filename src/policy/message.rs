@@ -1,0 +1,284 @@
+//! Message templates and the API server's limits on what we send back.
+//!
+//! A template is text with `{{ expr }}` holes, where `expr` is a JSONPath
+//! without the leading `$.` (`facts.node.name`, `object.metadata.labels['app']`,
+//! `facts.volumes.claims[*].claim`) and may end in `| default "text"`.
+//! Holes are parsed when the policy loads, so a typo is a load error with a
+//! location, not a broken message at 3 a.m.
+
+use serde_json::Value;
+
+use super::condition::{self, Scope, Selection};
+
+/// kube-apiserver truncates longer warnings.
+pub const MAX_WARNING_RUNES: usize = 256;
+/// kube-apiserver drops warnings past this total.
+pub const MAX_WARNINGS_BYTES: usize = 4096;
+/// Shown for a hole whose value is absent.
+pub const ABSENT: &str = "<none>";
+/// Shown for a hole reading a fact group the cluster view could not answer.
+pub const UNKNOWN: &str = "<unknown>";
+
+/// Audit annotation keys. The API server prefixes each with the webhook's
+/// name (`validate.forcegate.dev/decision`) and rejects keys that already
+/// contain a `/`, so these are bare qualified names.
+pub mod audit {
+    pub const DECISION: &str = "decision";
+    pub const INTENT: &str = "intent";
+    pub const POLICIES: &str = "policies";
+    pub const UNKNOWN_FACTS: &str = "unknown-facts";
+    pub const BREAK_GLASS: &str = "break-glass";
+    pub const BREAK_GLASS_OVERRODE: &str = "break-glass-overrode";
+    pub const BREAK_GLASS_REFUSED: &str = "break-glass-refused";
+}
+
+/// A parsed template.
+#[derive(Clone, Debug)]
+pub struct Template {
+    parts: Vec<Part>,
+}
+
+#[derive(Clone, Debug)]
+enum Part {
+    Text(String),
+    Hole {
+        selection: Selection,
+        default: Option<String>,
+    },
+}
+
+impl Template {
+    /// Parse; the error says what is wrong and at which character offset.
+    pub fn parse(text: &str) -> Result<Template, (usize, String)> {
+        let mut parts = Vec::new();
+        let mut rest = text;
+        let mut offset = 0;
+        while let Some(start) = rest.find("{{") {
+            if start > 0 {
+                parts.push(Part::Text(rest[..start].to_string()));
+            }
+            let after = &rest[start + 2..];
+            let end = after
+                .find("}}")
+                .ok_or((offset + start, "`{{` without a closing `}}`".to_string()))?;
+            let hole = after[..end].trim();
+            parts.push(parse_hole(hole).map_err(|e| (offset + start, e))?);
+            let consumed = start + 2 + end + 2;
+            offset += consumed;
+            rest = &rest[consumed..];
+        }
+        if !rest.is_empty() {
+            parts.push(Part::Text(rest.to_string()));
+        }
+        Ok(Template { parts })
+    }
+
+    /// Render against the evaluation context.
+    pub fn render(&self, scope: &Scope<'_>) -> String {
+        let mut out = String::new();
+        for part in &self.parts {
+            match part {
+                Part::Text(text) => out.push_str(text),
+                Part::Hole { selection, default } => {
+                    out.push_str(&render_hole(selection, default.as_deref(), scope))
+                }
+            }
+        }
+        out
+    }
+}
+
+fn parse_hole(hole: &str) -> Result<Part, String> {
+    let (expr, default) = match hole.split_once('|') {
+        Some((expr, filter)) => {
+            let filter = filter.trim();
+            let value = filter
+                .strip_prefix("default")
+                .map(str::trim)
+                .and_then(|v| v.strip_prefix('"'))
+                .and_then(|v| v.strip_suffix('"'))
+                .ok_or_else(|| {
+                    format!("unknown filter `{filter}` in `{{{{ {hole} }}}}`; only `default \"text\"` exists")
+                })?;
+            (expr.trim(), Some(value.to_string()))
+        }
+        None => (hole, None),
+    };
+    if expr.is_empty() {
+        return Err("empty `{{ }}`".into());
+    }
+    let path = if expr.starts_with('$') {
+        expr.to_string()
+    } else {
+        format!("$.{expr}")
+    };
+    let selection = condition::compile_path(&path)?;
+    Ok(Part::Hole { selection, default })
+}
+
+fn render_hole(selection: &Selection, default: Option<&str>, scope: &Scope<'_>) -> String {
+    match selection_values(selection, scope) {
+        None => UNKNOWN.to_string(),
+        Some(values) if values.is_empty() => default.unwrap_or(ABSENT).to_string(),
+        Some(values) => values
+            .iter()
+            .map(|v| render_value(v))
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
+fn selection_values<'v>(selection: &Selection, scope: &Scope<'v>) -> Option<Vec<&'v Value>> {
+    selection.values(scope).ok()
+}
+
+/// Plain text for a value: strings bare, lists comma-joined, maps `k=v`.
+pub fn render_value(value: &Value) -> String {
+    match value {
+        Value::Null => ABSENT.to_string(),
+        Value::String(s) => s.clone(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::Array(items) => items.iter().map(render_value).collect::<Vec<_>>().join(", "),
+        Value::Object(map) => map
+            .iter()
+            .map(|(k, v)| format!("{k}={}", render_value(v)))
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
+/// One warning as kube-apiserver accepts it: no control characters (it is
+/// an HTTP header value) and at most 256 runes.
+pub fn clean_warning(text: &str) -> String {
+    let cleaned: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let cleaned = condense_spaces(&cleaned);
+    if cleaned.chars().count() <= MAX_WARNING_RUNES {
+        cleaned
+    } else {
+        let mut cut: String = cleaned.chars().take(MAX_WARNING_RUNES - 1).collect();
+        cut.push('…');
+        cut
+    }
+}
+
+fn condense_spaces(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut last_space = false;
+    for c in text.trim().chars() {
+        if c == ' ' {
+            if !last_space {
+                out.push(c);
+            }
+            last_space = true;
+        } else {
+            out.push(c);
+            last_space = false;
+        }
+    }
+    out
+}
+
+/// Clean each warning, drop duplicates, and keep the total within 4 KiB,
+/// ending with a note saying how many were left out.
+pub fn fit_warnings(warnings: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut cleaned: Vec<String> = Vec::new();
+    for w in warnings {
+        let w = clean_warning(&w);
+        if !w.is_empty() && !cleaned.contains(&w) {
+            cleaned.push(w);
+        }
+    }
+    let total = |ws: &[String]| ws.iter().map(String::len).sum::<usize>();
+    if total(&cleaned) <= MAX_WARNINGS_BYTES {
+        return cleaned;
+    }
+    let count = cleaned.len();
+    loop {
+        let omitted = count - cleaned.len() + 1;
+        let note = format!("forcegate: {omitted} more warning(s) omitted; see the audit log");
+        cleaned.pop();
+        if total(&cleaned) + note.len() <= MAX_WARNINGS_BYTES {
+            cleaned.push(note);
+            return cleaned;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::collections::BTreeMap;
+
+    fn render(template: &str, context: &Value, unknown: &[(&str, &str)]) -> String {
+        let unknown: BTreeMap<String, String> = unknown
+            .iter()
+            .map(|(g, r)| (g.to_string(), r.to_string()))
+            .collect();
+        Template::parse(template)
+            .expect("template parses")
+            .render(&Scope {
+                context,
+                unknown: &unknown,
+            })
+    }
+
+    #[test]
+    fn renders_holes() {
+        let ctx = json!({
+            "facts": {"node": {"name": "n1"}, "namespace": {"counts": {"Pod": 3, "Secret": 1}},
+                      "volumes": {"claims": [{"claim": "a"}, {"claim": "b"}]}},
+            "object": {"metadata": {"labels": {"app.kubernetes.io/name": "web"}}},
+        });
+        assert_eq!(render("node {{ facts.node.name }} is Ready", &ctx, &[]), "node n1 is Ready");
+        assert_eq!(
+            render("{{object.metadata.labels['app.kubernetes.io/name']}}", &ctx, &[]),
+            "web"
+        );
+        assert_eq!(render("{{ facts.namespace.counts }}", &ctx, &[]), "Pod=3, Secret=1");
+        assert_eq!(render("{{ facts.volumes.claims[*].claim }}", &ctx, &[]), "a, b");
+        assert_eq!(render("{{ facts.pod.name }}", &ctx, &[]), "<none>");
+        assert_eq!(render("{{ facts.pod.name | default \"?\" }}", &ctx, &[]), "?");
+        assert_eq!(
+            render("{{ facts.node.name }}", &ctx, &[("node", "Node: not synced")]),
+            "<unknown>"
+        );
+    }
+
+    #[test]
+    fn rejects_bad_templates() {
+        assert!(Template::parse("{{ facts.node.name ").is_err());
+        assert!(Template::parse("{{ objekt.name }}").unwrap_err().1.contains("not in the evaluation context"));
+        assert!(Template::parse("{{ facts.node.name | upper }}").unwrap_err().1.contains("unknown filter"));
+        assert_eq!(Template::parse("a {{ }}").unwrap_err().0, 2);
+    }
+
+    #[test]
+    fn warnings_respect_api_server_limits() {
+        let long = "x".repeat(300);
+        let w = clean_warning(&format!("line one\nline two {long}"));
+        assert_eq!(w.chars().count(), MAX_WARNING_RUNES);
+        assert!(w.starts_with("line one line two"));
+        assert!(!w.contains('\n'));
+
+        let many: Vec<String> = (0..40).map(|i| format!("{i:02} {}", "y".repeat(200))).collect();
+        let fitted = fit_warnings(many);
+        let total: usize = fitted.iter().map(String::len).sum();
+        assert!(total <= MAX_WARNINGS_BYTES, "{total}");
+        assert!(fitted.last().is_some_and(|n| n.contains("more warning(s) omitted")));
+        assert!(fitted.iter().all(|w| w.chars().count() <= MAX_WARNING_RUNES));
+
+        let dup = fit_warnings(vec!["a".to_string(), "a".to_string()]);
+        assert_eq!(dup, vec!["a"]);
+    }
+
+    #[test]
+    fn multibyte_truncation_counts_runes() {
+        let w = clean_warning(&"é".repeat(400));
+        assert_eq!(w.chars().count(), MAX_WARNING_RUNES);
+    }
+}

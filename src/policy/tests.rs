@@ -1,0 +1,350 @@
+//! Evaluator tests over hand-built facts and realistic requests.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use k8s_openapi::jiff::Timestamp;
+use serde_json::json;
+
+use super::*;
+use crate::cluster::Unknown;
+use crate::decision::Action;
+use crate::facts::{LeaderFacts, NodeFacts, OwnerFacts, PodFacts};
+use crate::intent::{IntentKind, ObjectRef, Requester};
+
+const HEADER: &str = "apiVersion: forcegate.dev/v1alpha1\nkind: ForceDeletionPolicy\n";
+
+fn set(yaml: &str) -> PolicySet {
+    let (mut policies, findings) = load::check_text(Path::new("inline.yaml"), yaml);
+    assert!(findings.is_empty(), "{findings:?}");
+    policies.sort_by(|a, b| a.name.cmp(&b.name));
+    PolicySet {
+        policies,
+        sources: Vec::new(),
+    }
+}
+
+fn policy(name: &str, body: &str) -> String {
+    format!("{HEADER}metadata:\n  name: {name}\nspec:\n{body}")
+}
+
+const NODE_ALIVE: &str = "  match:
+    intents: [ForceDelete, Eviction]
+  conditions:
+    - fact: node.ready
+      equals: true
+    - fact: node.fenced
+      equals: false
+  action: Deny
+  message: node {{ facts.node.name }} is Ready
+  remediation: run `kubectl delete pod {{ target.name }} -n {{ target.namespace }}` without --force
+";
+
+const LEADER: &str = "  match:
+    intents: [ForceDelete]
+  conditions:
+    - fact: owners.statefulSet
+      exists: true
+    - fact: leader.isLeader
+      equals: true
+  action: Deny
+  message: pod {{ target.name }} leads
+";
+
+const RECORD: &str = "  match:
+    intents: [ForceDelete, Eviction]
+  action: Record
+  message: cleanup {{ record }} recorded
+";
+
+fn request(annotations: Option<serde_json::Value>) -> Request {
+    let mut metadata = json!({"name": "web-0", "namespace": "shop", "uid": "0f0e-uid"});
+    if let Some(a) = annotations {
+        metadata["annotations"] = a;
+    }
+    serde_json::from_value(json!({
+        "uid": "req-1",
+        "kind": {"group": "", "version": "v1", "kind": "Pod"},
+        "resource": {"group": "", "version": "v1", "resource": "pods"},
+        "name": "web-0",
+        "namespace": "shop",
+        "operation": "DELETE",
+        "userInfo": {"username": "alice", "groups": ["oncall", "system:authenticated"]},
+        "object": null,
+        "oldObject": {"apiVersion": "v1", "kind": "Pod", "metadata": metadata,
+                      "spec": {"nodeName": "n1", "containers": []}},
+        "dryRun": false,
+        "options": {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1", "gracePeriodSeconds": 0}
+    }))
+    .expect("request decodes")
+}
+
+fn intent(groups: &[&str], dry_run: bool) -> Intent {
+    Intent {
+        kind: IntentKind::ForceDelete {
+            already_terminating: false,
+        },
+        target: ObjectRef {
+            version: "v1".into(),
+            kind: "Pod".into(),
+            resource: "pods".into(),
+            namespace: Some("shop".into()),
+            name: "web-0".into(),
+            uid: Some("0f0e-uid".into()),
+            ..Default::default()
+        },
+        requester: Requester {
+            username: "alice".into(),
+            groups: groups.iter().map(|g| g.to_string()).collect(),
+        },
+        dry_run,
+    }
+}
+
+fn facts(ready: bool, fenced: bool) -> Facts {
+    Facts {
+        pod: Some(PodFacts {
+            namespace: "shop".into(),
+            name: "web-0".into(),
+            uid: "0f0e-uid".into(),
+            node_name: Some("n1".into()),
+            ..Default::default()
+        }),
+        node: Some(NodeFacts {
+            name: "n1".into(),
+            exists: true,
+            ready,
+            fenced,
+            ..Default::default()
+        }),
+        owners: Some(OwnerFacts::default()),
+        leader: Some(LeaderFacts::default()),
+        ..Default::default()
+    }
+}
+
+fn decide(set: &PolicySet, intent: &Intent, facts: &Facts, request: &Request) -> Decision {
+    let settings = Settings::default();
+    set.evaluate(&EvalInput {
+        intent,
+        facts,
+        request,
+        settings: &settings,
+        now: Timestamp::UNIX_EPOCH,
+    })
+}
+
+#[test]
+fn ready_node_denies_with_policy_fact_and_remedy() {
+    let set = set(&policy("node-alive", NODE_ALIVE));
+    let d = decide(&set, &intent(&["oncall"], false), &facts(true, false), &request(None));
+    assert!(!d.allowed);
+    assert!(!d.record);
+    assert_eq!(d.policies_with(Action::Deny), vec!["node-alive"]);
+    assert!(d.message.contains("forcegate denied the force deletion of pod shop/web-0"), "{}", d.message);
+    assert!(d.message.contains("- node-alive: node n1 is Ready (because facts.node.ready is true and facts.node.fenced is false)"), "{}", d.message);
+    assert!(d.message.contains("Instead: run `kubectl delete pod web-0 -n shop` without --force"), "{}", d.message);
+    assert!(d.message.contains("forcegate.dev/break-glass"), "{}", d.message);
+    assert_eq!(d.audit_annotations["decision"], "denied");
+    assert_eq!(d.audit_annotations["policies"], "node-alive=Deny");
+    assert_eq!(d.audit_annotations["intent"], "ForceDelete");
+    assert!(d.audit_annotations.keys().all(|k| !k.contains('/')));
+}
+
+#[test]
+fn not_ready_or_fenced_node_is_allowed_and_recorded() {
+    let yaml = format!("{}---\n{}", policy("node-alive", NODE_ALIVE), policy("record", RECORD));
+    let set = set(&yaml);
+    for f in [facts(false, false), facts(true, true)] {
+        let d = decide(&set, &intent(&["oncall"], false), &f, &request(None));
+        assert!(d.allowed);
+        assert!(d.record);
+        assert_eq!(d.warnings, vec!["forcegate record: cleanup fd-0f0e-uid recorded"]);
+        assert_eq!(d.audit_annotations["decision"], "allowed");
+    }
+}
+
+#[test]
+fn most_severe_wins_and_warnings_survive_denial() {
+    let warn = "  match:\n    intents: [ForceDelete]\n  action: Warn\n  message: careful\n";
+    let yaml = [policy("node-alive", NODE_ALIVE), policy("record", RECORD), policy("warn", warn)].join("---\n");
+    let set = set(&yaml);
+    let d = decide(&set, &intent(&[], false), &facts(true, false), &request(None));
+    assert!(!d.allowed);
+    assert!(!d.record);
+    assert_eq!(d.outcomes.len(), 3);
+    assert_eq!(d.warnings, vec!["forcegate warn: careful"]);
+    assert_eq!(d.audit_annotations["policies"], "node-alive=Deny,record=Record,warn=Warn");
+}
+
+#[test]
+fn dry_run_is_still_denied_and_says_nothing_is_recorded() {
+    let yaml = format!("{}---\n{}", policy("node-alive", NODE_ALIVE), policy("record", RECORD));
+    let set = set(&yaml);
+    let d = decide(&set, &intent(&[], true), &facts(true, false), &request(None));
+    assert!(!d.allowed);
+    let d = decide(&set, &intent(&[], true), &facts(false, false), &request(None));
+    assert!(d.allowed);
+    assert!(d.warnings[0].ends_with("(dry run: nothing recorded)"), "{:?}", d.warnings);
+}
+
+fn unknown_leader() -> Facts {
+    let mut f = facts(false, false);
+    f.leader = None;
+    f.unknown.insert(
+        "leader".into(),
+        Unknown {
+            kind: "Lease".into(),
+            reason: "not in the snapshot".into(),
+        },
+    );
+    f
+}
+
+#[test]
+fn unknown_fact_applies_on_unknown_and_names_the_missing_data() {
+    let set = set(&policy("statefulset-leader", LEADER));
+    let mut f = unknown_leader();
+    f.owners = Some(OwnerFacts {
+        stateful_set: Some("web".into()),
+        ..Default::default()
+    });
+    let d = decide(&set, &intent(&[], false), &f, &request(None));
+    assert!(!d.allowed);
+    assert!(d.outcomes[0].unknown);
+    assert!(d.message.contains("facts.leader.isLeader (Lease: not in the snapshot)"), "{}", d.message);
+    assert_eq!(d.audit_annotations["unknown-facts"], "facts.leader.isLeader (Lease: not in the snapshot)");
+
+    // Not a StatefulSet pod: the unknown lease cannot matter.
+    let d = decide(&set, &intent(&[], false), &unknown_leader(), &request(None));
+    assert!(d.allowed, "{}", d.message);
+    assert!(d.outcomes.is_empty());
+}
+
+#[test]
+fn on_unknown_ignore_and_warn() {
+    let ignore = LEADER.replace("  action: Deny", "  onUnknown: Ignore\n  action: Deny");
+    let warn = LEADER.replace("  action: Deny", "  onUnknown: Warn\n  action: Deny");
+    let mut f = unknown_leader();
+    f.owners = Some(OwnerFacts {
+        stateful_set: Some("web".into()),
+        ..Default::default()
+    });
+    let d = decide(&set(&policy("l", &ignore)), &intent(&[], false), &f, &request(None));
+    assert!(d.allowed && d.outcomes.is_empty());
+    let d = decide(&set(&policy("l", &warn)), &intent(&[], false), &f, &request(None));
+    assert!(d.allowed);
+    assert_eq!(d.outcomes[0].action, Action::Warn);
+    assert!(d.warnings[0].contains("could not decide"), "{:?}", d.warnings);
+}
+
+#[test]
+fn break_glass_member_is_allowed_with_warning_audit_and_record() {
+    let set = set(&policy("node-alive", NODE_ALIVE));
+    let annotated = request(Some(json!({"forcegate.dev/break-glass": "INC-4711 kubelet wedged"})));
+    let d = decide(&set, &intent(&["oncall", "forcegate:break-glass"], false), &facts(true, false), &annotated);
+    assert!(d.allowed);
+    assert!(d.record);
+    assert_eq!(d.break_glass.as_deref(), Some("INC-4711 kubelet wedged"));
+    assert_eq!(d.audit_annotations["break-glass"], "INC-4711 kubelet wedged");
+    assert_eq!(d.audit_annotations["break-glass-overrode"], "node-alive");
+    assert_eq!(d.audit_annotations["decision"], "allowed-break-glass");
+    assert!(d.warnings[0].contains("break-glass by alice"), "{:?}", d.warnings);
+    assert!(d.message.is_empty());
+}
+
+#[test]
+fn break_glass_non_member_is_still_denied_and_told_why() {
+    let set = set(&policy("node-alive", NODE_ALIVE));
+    let annotated = request(Some(json!({"forcegate.dev/break-glass": "INC-4711"})));
+    let d = decide(&set, &intent(&["oncall"], false), &facts(true, false), &annotated);
+    assert!(!d.allowed);
+    assert!(d.break_glass.is_none());
+    assert!(d.message.contains("alice is not in group forcegate:break-glass"), "{}", d.message);
+    assert_eq!(d.audit_annotations["break-glass-refused"], "alice");
+
+    // An empty reason is no break-glass at all.
+    let empty = request(Some(json!({"forcegate.dev/break-glass": "  "})));
+    let d = decide(&set, &intent(&["forcegate:break-glass"], false), &facts(true, false), &empty);
+    assert!(!d.allowed);
+}
+
+#[test]
+fn excluded_requesters_skip_the_policy() {
+    let body = NODE_ALIVE.replace(
+        "  conditions:",
+        "  exclude:\n    groups: [platform-admins]\n  conditions:",
+    );
+    let set = set(&policy("node-alive", &body));
+    let d = decide(&set, &intent(&["platform-admins"], false), &facts(true, false), &request(None));
+    assert!(d.allowed);
+    let d = decide(&set, &intent(&["devs"], false), &facts(true, false), &request(None));
+    assert!(!d.allowed);
+}
+
+#[test]
+fn rules_fire_independently_within_a_policy() {
+    let body = "  match:
+    intents: [ForceDelete]
+  rules:
+    - name: ready
+      conditions:
+        - fact: node.ready
+          equals: true
+      action: Deny
+      message: ready
+    - name: always
+      action: Warn
+      message: forced
+";
+    let set = set(&policy("multi", body));
+    let d = decide(&set, &intent(&[], false), &facts(true, false), &request(None));
+    assert!(!d.allowed);
+    assert_eq!(d.audit_annotations["policies"], "multi/ready=Deny,multi/always=Warn");
+    assert_eq!(d.warnings, vec!["forcegate multi: forced"]);
+}
+
+#[test]
+fn many_long_warnings_fit_the_api_server_limits() {
+    let mut yaml = Vec::new();
+    for i in 0..30 {
+        let body = format!(
+            "  match:\n    intents: [ForceDelete]\n  action: Warn\n  message: \"{i} {}\"\n",
+            "w".repeat(300)
+        );
+        yaml.push(policy(&format!("warn-{i:02}"), &body));
+    }
+    let set = set(&yaml.join("---\n"));
+    let d = decide(&set, &intent(&[], false), &facts(false, false), &request(None));
+    assert!(d.allowed);
+    assert!(d.warnings.iter().all(|w| w.chars().count() <= message::MAX_WARNING_RUNES));
+    assert!(d.warnings.iter().map(String::len).sum::<usize>() <= message::MAX_WARNINGS_BYTES);
+    assert!(d.warnings.last().is_some_and(|w| w.contains("omitted")));
+}
+
+#[test]
+fn evaluation_is_deterministic() {
+    let yaml = format!("{}---\n{}", policy("node-alive", NODE_ALIVE), policy("record", RECORD));
+    let set = set(&yaml);
+    let a = decide(&set, &intent(&[], false), &facts(true, false), &request(None));
+    let b = decide(&set, &intent(&[], false), &facts(true, false), &request(None));
+    assert_eq!(a, b);
+    let keys: Vec<&String> = a.audit_annotations.keys().collect();
+    let mut sorted = keys.clone();
+    sorted.sort();
+    assert_eq!(keys, sorted);
+    let _: BTreeMap<String, String> = a.audit_annotations;
+}
+
+#[test]
+fn namespace_selector_without_labels_is_unknown() {
+    let body = NODE_ALIVE.replace(
+        "    intents: [ForceDelete, Eviction]\n",
+        "    intents: [ForceDelete, Eviction]\n    namespaceSelector:\n      matchLabels: {env: prod}\n",
+    );
+    let set = set(&policy("node-alive", &body));
+    let d = decide(&set, &intent(&[], false), &facts(true, false), &request(None));
+    assert!(!d.allowed);
+    assert!(d.outcomes[0].unknown);
+    assert!(d.message.contains("namespace labels"), "{}", d.message);
+}

@@ -1,0 +1,367 @@
+//! HTTP routes: admission endpoints, health, readiness, metrics.
+//!
+//! The admission handler never answers 500 for anything the client sent:
+//! content type, size and shape problems are 4xx with a JSON body naming
+//! the reason; our own failures (deadline, a bug) are 503/500 so the API
+//! server's failurePolicy applies.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use futures::{FutureExt, StreamExt};
+use prometheus_client::registry::Registry;
+use tokio::sync::Semaphore;
+
+use super::health::Health;
+use super::metrics::{self, Metrics};
+use crate::admission::BadReview;
+use crate::engine::{Admitted, Endpoint, Engine};
+use crate::intent::ObjectRef;
+
+/// Everything a handler needs; cheap to clone.
+#[derive(Clone)]
+pub(crate) struct AppState {
+    pub engine: Arc<Engine>,
+    pub metrics: Metrics,
+    pub registry: Arc<Registry>,
+    pub health: Health,
+    pub body_limit: usize,
+    pub request_timeout: Duration,
+    /// Bounds concurrent admissions (and so memory: limit × body size).
+    pub permits: Arc<Semaphore>,
+}
+
+/// The HTTPS router: admission, health, readiness and metrics.
+pub(crate) fn webhook(state: AppState) -> Router {
+    Router::new()
+        .route("/validate", post(validate))
+        .route("/mutate", post(mutate))
+        .merge(observability())
+        .fallback(not_found)
+        .with_state(state)
+}
+
+/// The plain-HTTP router: metrics and health only.
+pub(crate) fn metrics_only(state: AppState) -> Router {
+    observability().fallback(not_found).with_state(state)
+}
+
+fn observability() -> Router<AppState> {
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics_text))
+}
+
+async fn validate(State(state): State<AppState>, headers: HeaderMap, body: Body) -> Response {
+    admit(&state, Endpoint::Validate, &headers, body).await
+}
+
+async fn mutate(State(state): State<AppState>, headers: HeaderMap, body: Body) -> Response {
+    admit(&state, Endpoint::Mutate, &headers, body).await
+}
+
+/// Why an admission request got no AdmissionReview answer.
+enum Failure {
+    Bad(BadReview),
+    Panicked,
+}
+
+async fn admit(state: &AppState, endpoint: Endpoint, headers: &HeaderMap, body: Body) -> Response {
+    let started = Instant::now();
+    let label = endpoint_label(endpoint);
+    let _in_flight = state.metrics.in_flight();
+    let outcome = tokio::time::timeout(
+        state.request_timeout,
+        handle(state, endpoint, headers, body),
+    )
+    .await;
+    let response = match outcome {
+        Ok(Ok(admitted)) => {
+            state.metrics.decided(
+                label,
+                admitted.intent.kind.name(),
+                admitted.decision.allowed,
+            );
+            log_decision(label, &admitted, started.elapsed());
+            json_response(StatusCode::OK, admitted.body)
+        }
+        Ok(Err(Failure::Bad(bad))) => {
+            state.metrics.bad_request(bad.reason());
+            tracing::warn!(endpoint = label, reason = bad.reason(), error = %bad, "bad admission request");
+            let status = StatusCode::from_u16(bad.http_status()).unwrap_or(StatusCode::BAD_REQUEST);
+            error_response(status, &bad.to_string(), bad.reason())
+        }
+        Ok(Err(Failure::Panicked)) => {
+            state.metrics.error("internal");
+            tracing::error!(endpoint = label, "admission handler panicked");
+            error_response(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal error while deciding",
+                "internal",
+            )
+        }
+        Err(_) => {
+            state.metrics.error("timeout");
+            tracing::warn!(endpoint = label, timeout = ?state.request_timeout, "admission request deadline exceeded");
+            let message = format!("no decision within {:?}", state.request_timeout);
+            error_response(StatusCode::SERVICE_UNAVAILABLE, &message, "timeout")
+        }
+    };
+    state
+        .metrics
+        .observe_duration(label, started.elapsed().as_secs_f64());
+    response
+}
+
+async fn handle(
+    state: &AppState,
+    endpoint: Endpoint,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Admitted, Failure> {
+    check_content_type(headers).map_err(Failure::Bad)?;
+    check_declared_length(headers, state.body_limit).map_err(Failure::Bad)?;
+    // Closed only if the semaphore is closed, which we never do.
+    let _permit = state.permits.acquire().await.ok();
+    let bytes = read_body(body, state.body_limit)
+        .await
+        .map_err(Failure::Bad)?;
+    // A bug in a policy or fact must cost one request, not the connection.
+    AssertUnwindSafe(state.engine.admit(&bytes, endpoint))
+        .catch_unwind()
+        .await
+        .map_err(|_| Failure::Panicked)?
+        .map_err(Failure::Bad)
+}
+
+/// kube-apiserver always sends `application/json`; anything else is not
+/// an AdmissionReview we would parse the way the sender meant.
+fn check_content_type(headers: &HeaderMap) -> Result<(), BadReview> {
+    let found = headers
+        .get(header::CONTENT_TYPE)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+        .unwrap_or_default();
+    let media_type = found.split(';').next().unwrap_or_default().trim();
+    if media_type.eq_ignore_ascii_case("application/json") {
+        Ok(())
+    } else {
+        Err(BadReview::WrongContentType { found })
+    }
+}
+
+/// Refuse early when the declared length is already over the limit.
+fn check_declared_length(headers: &HeaderMap, limit: usize) -> Result<(), BadReview> {
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    match declared {
+        Some(length) if length > limit as u64 => Err(BadReview::TooLarge { limit }),
+        _ => Ok(()),
+    }
+}
+
+/// Read at most `limit` bytes; chunked bodies are cut off as soon as they
+/// pass it rather than buffered whole.
+async fn read_body(body: Body, limit: usize) -> Result<Vec<u8>, BadReview> {
+    let mut stream = body.into_data_stream();
+    let mut bytes = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|err| BadReview::BodyRead(err.to_string()))?;
+        if bytes.len() + chunk.len() > limit {
+            return Err(BadReview::TooLarge { limit });
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok(bytes)
+}
+
+/// One line per gated decision; everything else at debug.
+fn log_decision(endpoint: &'static str, admitted: &Admitted, elapsed: Duration) {
+    let intent = &admitted.intent;
+    let decision = if admitted.decision.allowed {
+        "allowed"
+    } else {
+        "denied"
+    };
+    let policies: Vec<&str> = admitted
+        .decision
+        .outcomes
+        .iter()
+        .map(|o| o.policy.as_str())
+        .collect();
+    // Microsecond precision is plenty and keeps log lines short.
+    let duration_ms = (elapsed.as_secs_f64() * 1_000_000.0).round() / 1000.0;
+    if intent.kind.is_gated() {
+        tracing::info!(
+            uid = %admitted.uid,
+            endpoint,
+            intent = intent.kind.name(),
+            user = %intent.requester.username,
+            object = %describe(&intent.target),
+            decision,
+            policies = %policies.join(","),
+            record = admitted.record.as_deref().unwrap_or(""),
+            break_glass = admitted.decision.break_glass.is_some(),
+            dry_run = intent.dry_run,
+            duration_ms,
+            "admission decision"
+        );
+    } else {
+        tracing::debug!(
+            uid = %admitted.uid,
+            endpoint,
+            intent = intent.kind.name(),
+            user = %intent.requester.username,
+            object = %describe(&intent.target),
+            decision,
+            duration_ms,
+            "not gated"
+        );
+    }
+}
+
+/// `pods/eviction db/postgres-0`, `namespaces/finalize legacy`.
+fn describe(target: &ObjectRef) -> String {
+    let mut resource = target.resource.clone();
+    if !target.group.is_empty() {
+        resource = format!("{resource}.{}", target.group);
+    }
+    if let Some(sub) = &target.subresource {
+        resource = format!("{resource}/{sub}");
+    }
+    match &target.namespace {
+        Some(ns) => format!("{resource} {ns}/{}", target.name),
+        None => format!("{resource} {}", target.name),
+    }
+}
+
+fn endpoint_label(endpoint: Endpoint) -> &'static str {
+    match endpoint {
+        Endpoint::Validate => "validate",
+        Endpoint::Mutate => "mutate",
+    }
+}
+
+fn json_response(status: StatusCode, body: Vec<u8>) -> Response {
+    (
+        status,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        body,
+    )
+        .into_response()
+}
+
+fn error_response(status: StatusCode, error: &str, reason: &str) -> Response {
+    let body = serde_json::json!({ "error": error, "reason": reason });
+    json_response(status, body.to_string().into_bytes())
+}
+
+async fn healthz() -> &'static str {
+    "ok\n"
+}
+
+async fn readyz(State(state): State<AppState>) -> Response {
+    let readiness = state.health.readiness(state.engine.cluster().as_ref());
+    let status = if readiness.ready {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    let body = serde_json::to_vec(&readiness).unwrap_or_default();
+    json_response(status, body)
+}
+
+async fn metrics_text(State(state): State<AppState>) -> Response {
+    match metrics::render(&state.registry) {
+        Ok(text) => (
+            StatusCode::OK,
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(metrics::OPENMETRICS_CONTENT_TYPE),
+            )],
+            text,
+        )
+            .into_response(),
+        Err(_) => error_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "metrics encoding failed",
+            "metrics",
+        ),
+    }
+}
+
+async fn not_found() -> Response {
+    error_response(StatusCode::NOT_FOUND, "no such route", "not_found")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(content_type: Option<&'static str>, length: Option<&'static str>) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        if let Some(ct) = content_type {
+            headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(ct));
+        }
+        if let Some(len) = length {
+            headers.insert(header::CONTENT_LENGTH, HeaderValue::from_static(len));
+        }
+        headers
+    }
+
+    #[test]
+    fn content_type_must_be_json() {
+        assert!(check_content_type(&headers(Some("application/json"), None)).is_ok());
+        assert!(
+            check_content_type(&headers(Some("Application/JSON; charset=utf-8"), None)).is_ok()
+        );
+        for bad in [Some("text/plain"), Some("application/yaml"), None] {
+            let err = check_content_type(&headers(bad, None)).expect_err("rejected");
+            assert_eq!(err.http_status(), 415);
+        }
+    }
+
+    #[test]
+    fn declared_length_over_limit_is_413() {
+        assert!(check_declared_length(&headers(None, Some("10")), 10).is_ok());
+        let err = check_declared_length(&headers(None, Some("11")), 10).expect_err("too large");
+        assert_eq!(err.http_status(), 413);
+        assert!(check_declared_length(&headers(None, Some("junk")), 10).is_ok());
+    }
+
+    #[tokio::test]
+    async fn body_reading_stops_at_the_limit() {
+        let ok = read_body(Body::from(vec![b'x'; 10]), 10)
+            .await
+            .expect("fits");
+        assert_eq!(ok.len(), 10);
+        let err = read_body(Body::from(vec![b'x'; 11]), 10)
+            .await
+            .expect_err("over");
+        assert_eq!(err.reason(), "too_large");
+    }
+
+    #[test]
+    fn describes_objects_for_logs() {
+        let target = ObjectRef {
+            resource: "pods".into(),
+            subresource: Some("eviction".into()),
+            namespace: Some("db".into()),
+            name: "postgres-0".into(),
+            ..ObjectRef::default()
+        };
+        assert_eq!(describe(&target), "pods/eviction db/postgres-0");
+    }
+}

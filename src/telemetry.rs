@@ -1,0 +1,40 @@
+//! Process-wide logging: human-readable for terminals, JSON for collectors.
+//!
+//! Logs go to stderr so commands that print results on stdout (`certs`
+//! prints the caBundle, `review` prints responses) stay pipeable.
+
+use std::io::IsTerminal;
+
+use tracing_subscriber::EnvFilter;
+
+use crate::cli::LogFormat;
+
+/// Default filter when `RUST_LOG` is unset: our own info lines, only
+/// warnings from dependencies (kube, hyper, rustls are chatty at info).
+const DEFAULT_FILTER: &str = "warn,forcegate=info";
+
+/// Install the global subscriber. Calling it twice is harmless (tests and
+/// embedding programs may have installed their own).
+pub fn init(format: LogFormat) {
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    let installed = match format {
+        // Colors only for a terminal; escape codes garble collected logs.
+        LogFormat::Human => builder
+            .with_target(false)
+            .with_ansi(std::io::stderr().is_terminal())
+            .try_init(),
+        LogFormat::Json => builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(false)
+            .with_span_list(false)
+            .try_init(),
+    };
+    if installed.is_err() {
+        tracing::debug!("a tracing subscriber was already installed");
+    }
+}
