@@ -53,7 +53,7 @@ pub struct Decision {
     pub message: String,
     /// Within the API server's limits (256 runes each, 4 KiB total).
     pub warnings: Vec<String>,
-    /// Qualified keys (`forcegate.dev/...`).
+    /// Bare keys: the API server prefixes them with the webhook name.
     pub audit_annotations: BTreeMap<String, String>,
     /// Allowed and a cleanup record must be written.
     pub record: bool,

@@ -36,7 +36,13 @@ fn review(args: ReviewArgs) -> Result<ExitCode, String> {
         "mutate" => Endpoint::Mutate,
         _ => Endpoint::Validate,
     };
-    if args.requests.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
+    if args
+        .requests
+        .iter()
+        .filter(|p| p.as_os_str() == "-")
+        .count()
+        > 1
+    {
         return Err("`-` (standard input) may be given once".into());
     }
     let policies = PolicySet::load_dir(&args.policies)
@@ -115,7 +121,12 @@ fn read_request(path: &PathBuf) -> Result<Vec<u8>, String> {
     Ok(body)
 }
 
-fn print(out: &mut impl Write, output: Output, path: &Path, admitted: &Admitted) -> std::io::Result<()> {
+fn print(
+    out: &mut impl Write,
+    output: Output,
+    path: &Path,
+    admitted: &Admitted,
+) -> std::io::Result<()> {
     match output {
         Output::Json | Output::Junit => {
             out.write_all(&admitted.body)?;
@@ -159,7 +170,9 @@ pub fn text(path: &Path, admitted: &Admitted) -> String {
         out.push_str(&format!("  warning: {warning}\n"));
     }
     if let Some(record) = &admitted.record {
-        out.push_str(&format!("  cleanup record: {record} (not written by review)\n"));
+        out.push_str(&format!(
+            "  cleanup record: {record} (not written by review)\n"
+        ));
     }
     out
 }

@@ -4,8 +4,9 @@
 //! Identities are the usernames kube-controller-manager and the kubelet
 //! authenticate as. With `--use-service-account-credentials` (the kubeadm
 //! default) each controller has its own service account; without it they all
-//! act as `system:kube-controller-manager`, which is accepted for every
-//! controller below.
+//! act as `system:kube-controller-manager` (the service controller as
+//! `system:cloud-controller-manager`), which is accepted for the controllers
+//! that process runs.
 
 use super::{Requester, SystemActor};
 
@@ -21,11 +22,12 @@ pub const NODES_GROUP: &str = "system:nodes";
 /// A controller that owns (adds and later removes) finalizers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FinalizerOwner {
-    /// Controller name as kube-controller-manager calls it.
+    /// Controller name as its manager calls it.
     pub controller: &'static str,
-    /// Service account it acts as with per-controller credentials.
-    pub service_account: &'static str,
-    /// `metadata.finalizers` entries it owns.
+    /// Identities it acts as: its own service account first, then the
+    /// shared identity of the process that runs it.
+    pub users: &'static [&'static str],
+    /// Finalizers it owns.
     pub finalizers: &'static [&'static str],
 }
 
@@ -33,23 +35,57 @@ pub struct FinalizerOwner {
 pub const METADATA_FINALIZER_OWNERS: &[FinalizerOwner] = &[
     FinalizerOwner {
         controller: "job-controller",
-        service_account: "system:serviceaccount:kube-system:job-controller",
+        users: &[
+            "system:serviceaccount:kube-system:job-controller",
+            KUBE_CONTROLLER_MANAGER,
+        ],
         finalizers: &["batch.kubernetes.io/job-tracking"],
     },
     FinalizerOwner {
         controller: "generic-garbage-collector",
-        service_account: "system:serviceaccount:kube-system:generic-garbage-collector",
+        users: &[
+            "system:serviceaccount:kube-system:generic-garbage-collector",
+            KUBE_CONTROLLER_MANAGER,
+        ],
         finalizers: &["orphan", "foregroundDeletion"],
     },
     FinalizerOwner {
         controller: "pvc-protection-controller",
-        service_account: "system:serviceaccount:kube-system:pvc-protection-controller",
+        users: &[
+            "system:serviceaccount:kube-system:pvc-protection-controller",
+            KUBE_CONTROLLER_MANAGER,
+        ],
         finalizers: &["kubernetes.io/pvc-protection"],
     },
     FinalizerOwner {
         controller: "pv-protection-controller",
-        service_account: "system:serviceaccount:kube-system:pv-protection-controller",
+        users: &[
+            "system:serviceaccount:kube-system:pv-protection-controller",
+            KUBE_CONTROLLER_MANAGER,
+        ],
         finalizers: &["kubernetes.io/pv-protection"],
+    },
+    FinalizerOwner {
+        controller: "persistent-volume-binder",
+        users: &[
+            "system:serviceaccount:kube-system:persistent-volume-binder",
+            KUBE_CONTROLLER_MANAGER,
+        ],
+        finalizers: &["kubernetes.io/pv-controller"],
+    },
+    FinalizerOwner {
+        controller: "service-controller",
+        users: &[
+            "system:serviceaccount:kube-system:service-controller",
+            "system:cloud-controller-manager",
+        ],
+        finalizers: &["service.kubernetes.io/load-balancer-cleanup"],
+    },
+    // The API server itself removes it once a deleted CRD's objects are gone.
+    FinalizerOwner {
+        controller: "apiextensions-apiserver",
+        users: &["system:apiserver"],
+        finalizers: &["customresourcecleanup.apiextensions.k8s.io"],
     },
 ];
 
@@ -58,7 +94,10 @@ pub const METADATA_FINALIZER_OWNERS: &[FinalizerOwner] = &[
 /// namespace is empty.
 pub const NAMESPACE_SPEC_FINALIZER_OWNER: FinalizerOwner = FinalizerOwner {
     controller: "namespace-controller",
-    service_account: "system:serviceaccount:kube-system:namespace-controller",
+    users: &[
+        "system:serviceaccount:kube-system:namespace-controller",
+        KUBE_CONTROLLER_MANAGER,
+    ],
     finalizers: &["kubernetes"],
 };
 
@@ -67,17 +106,6 @@ pub fn metadata_finalizer_owner(finalizer: &str) -> Option<&'static FinalizerOwn
     METADATA_FINALIZER_OWNERS
         .iter()
         .find(|owner| owner.finalizers.contains(&finalizer))
-}
-
-impl FinalizerOwner {
-    /// Usernames that count as this controller.
-    pub fn usernames(&self) -> [&'static str; 2] {
-        [self.service_account, KUBE_CONTROLLER_MANAGER]
-    }
-
-    fn is(&self, username: &str) -> bool {
-        self.usernames().contains(&username)
-    }
 }
 
 /// The node a kubelet speaks for, when the requester is a kubelet.
@@ -111,21 +139,19 @@ pub fn owning_controller(
         return None;
     }
     let user = requester.username.as_str();
-    let owns_all = removed.iter().all(|finalizer| {
-        owners
+    let mut controllers = Vec::new();
+    for finalizer in removed {
+        let owner = owners
             .iter()
-            .any(|o| o.is(user) && o.finalizers.contains(&finalizer.as_str()))
-    });
-    if !owns_all {
-        return None;
+            .find(|o| o.users.contains(&user) && o.finalizers.contains(&finalizer.as_str()))?;
+        if !controllers.contains(&owner.controller) {
+            controllers.push(owner.controller);
+        }
     }
-    let name = if user == KUBE_CONTROLLER_MANAGER {
-        "kube-controller-manager"
-    } else {
-        owners
-            .iter()
-            .find(|o| o.service_account == user)
-            .map_or(user, |o| o.controller)
+    // The shared identity acting for several controllers is named as itself.
+    let name = match controllers.as_slice() {
+        [single] if user != KUBE_CONTROLLER_MANAGER => *single,
+        _ => user.strip_prefix("system:").unwrap_or(user),
     };
     Some(SystemActor::Controller {
         name: name.to_owned(),

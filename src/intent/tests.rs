@@ -327,6 +327,51 @@ fn finalizers_set_to_null_remove_all() {
 }
 
 #[test]
+fn ownership_follows_the_identity_table() {
+    let strip = |user: &str, finalizers: serde_json::Value| {
+        let user = user.to_owned();
+        edited(fixture!("orphan-removed-by-gc"), move |v| {
+            v["request"]["oldObject"]["metadata"]["finalizers"] = finalizers;
+            v["request"]["userInfo"]["username"] = user.into();
+        })
+        .kind
+    };
+    assert_eq!(
+        strip(
+            "system:cloud-controller-manager",
+            serde_json::json!(["service.kubernetes.io/load-balancer-cleanup"])
+        ),
+        controller("service-controller")
+    );
+    assert_eq!(
+        strip(
+            "system:kube-controller-manager",
+            serde_json::json!(["kubernetes.io/pv-controller"])
+        ),
+        controller("kube-controller-manager")
+    );
+    // The job controller does not own the GC's finalizers.
+    assert_eq!(
+        strip(
+            "system:serviceaccount:kube-system:job-controller",
+            serde_json::json!(["orphan"])
+        ),
+        IntentKind::FinalizerRemoval {
+            removed: strings(&["orphan"]),
+            deleting: true
+        }
+    );
+    // Nor does kube-controller-manager own the service controller's.
+    assert!(matches!(
+        strip(
+            "system:kube-controller-manager",
+            serde_json::json!(["service.kubernetes.io/load-balancer-cleanup"])
+        ),
+        IntentKind::FinalizerRemoval { .. }
+    ));
+}
+
+#[test]
 fn every_fixture_decodes_and_classifies_without_panicking() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/reviews");
     let mut seen = 0;

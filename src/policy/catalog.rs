@@ -280,7 +280,11 @@ mod tests {
                     .get(segment)
                     .unwrap_or_else(|| panic!("fact {} missing at {segment}", fact.name));
             }
-            assert!(!node.is_null(), "fact {} is null in a full Facts", fact.name);
+            assert!(
+                !node.is_null(),
+                "fact {} is null in a full Facts",
+                fact.name
+            );
         }
     }
 

@@ -45,7 +45,10 @@ pub(crate) fn compile(
         problems.at(
             doc.api_version.line,
             doc.api_version.column,
-            format!("apiVersion must be `{API_VERSION}`, not `{}`", doc.api_version.value),
+            format!(
+                "apiVersion must be `{API_VERSION}`, not `{}`",
+                doc.api_version.value
+            ),
         );
     }
     if doc.kind.value != KIND {
@@ -159,7 +162,10 @@ fn compile_rules(
                         );
                     }
                     seen.push(rule.name.value.clone());
-                    let on_unknown = rule.on_unknown.as_ref().map_or(default_unknown, |u| u.value);
+                    let on_unknown = rule
+                        .on_unknown
+                        .as_ref()
+                        .map_or(default_unknown, |u| u.value);
                     compile_rule(
                         Some(rule.name.value.clone()),
                         &rule.conditions,

@@ -57,7 +57,9 @@ fn intent_json(input: &EvalInput<'_>) -> Value {
     };
     map.insert("type".into(), intent.kind.name().into());
     let (removed, deleting, terminating) = match &intent.kind {
-        IntentKind::FinalizerRemoval { removed, deleting } => (removed.clone(), Some(*deleting), None),
+        IntentKind::FinalizerRemoval { removed, deleting } => {
+            (removed.clone(), Some(*deleting), None)
+        }
         IntentKind::NamespaceFinalize { removed } => (removed.clone(), None, None),
         IntentKind::ForceDelete {
             already_terminating,

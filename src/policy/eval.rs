@@ -177,7 +177,10 @@ fn assemble(input: &EvalInput<'_>, context: &Value, fired: Vec<Fired>) -> Decisi
         }
     } else {
         for f in fired.iter().filter(|f| f.outcome.action == Action::Warn) {
-            warnings.push(format!("forcegate {}: {}", f.outcome.policy, f.outcome.message));
+            warnings.push(format!(
+                "forcegate {}: {}",
+                f.outcome.policy, f.outcome.message
+            ));
         }
         decision.message = denial_message(input, &denials, glass.is_some() && !member);
     }
@@ -229,7 +232,10 @@ fn denial_message(input: &EvalInput<'_>, denials: &[&Fired], refused_glass: bool
         if o.unknown {
             text.push_str(&format!("\n- {}: {}", o.policy, o.message));
         } else {
-            text.push_str(&format!("\n- {}: {} (because {})", o.policy, o.message, o.fact));
+            text.push_str(&format!(
+                "\n- {}: {} (because {})",
+                o.policy, o.message, o.fact
+            ));
         }
         if let Some(remedy) = &o.remediation {
             text.push_str(&format!("\n  Instead: {remedy}"));

@@ -141,8 +141,8 @@ pub fn yaml_options() -> serde_saphyr::Options {
 }
 
 fn parse_documents(text: &str) -> Result<Vec<PolicyDocument>, (u32, u32, String)> {
-    let headers: Vec<Header> =
-        serde_saphyr::from_str_multiple_with_options(text, yaml_options()).map_err(located_error)?;
+    let headers: Vec<Header> = serde_saphyr::from_str_multiple_with_options(text, yaml_options())
+        .map_err(located_error)?;
     for header in &headers {
         match &header.kind {
             Some(kind) if kind.value != KIND => {
@@ -160,12 +160,10 @@ fn parse_documents(text: &str) -> Result<Vec<PolicyDocument>, (u32, u32, String)
 
 /// A YAML error as (line, column, one-line reason).
 pub fn located_error(err: serde_saphyr::Error) -> (u32, u32, String) {
-    let (line, column) = err
-        .location()
-        .map_or((0, 0), |l| {
-            let clamp = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
-            (clamp(l.line()), clamp(l.column()))
-        });
+    let (line, column) = err.location().map_or((0, 0), |l| {
+        let clamp = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
+        (clamp(l.line()), clamp(l.column()))
+    });
     let reason = DefaultMessageFormatter.format_message(err.without_snippet());
     let reason = one_line(&reason);
     let reason = if reason.is_empty() {
@@ -238,12 +236,19 @@ spec:
 
     #[test]
     fn yaml_errors_have_locations_and_one_line() {
-        let found = check(&GOOD.replace("      equals: true", "      equals: true\n      bogus: 1"));
+        let found =
+            check(&GOOD.replace("      equals: true", "      equals: true\n      bogus: 1"));
         assert_eq!(found.len(), 1);
-        assert!(found[0].starts_with("p.yaml:11:7: unknown field `bogus`"), "{found:?}");
+        assert!(
+            found[0].starts_with("p.yaml:11:7: unknown field `bogus`"),
+            "{found:?}"
+        );
         assert!(!found[0].contains('\n'));
         let found = check(&GOOD.replace("action: Deny", "action: Block"));
-        assert!(found[0].starts_with("p.yaml:11:11: unknown variant `Block`"), "{found:?}");
+        assert!(
+            found[0].starts_with("p.yaml:11:11: unknown variant `Block`"),
+            "{found:?}"
+        );
         let found = check("spec: [\n");
         assert!(found[0].starts_with("p.yaml:"), "{found:?}");
     }
@@ -256,15 +261,31 @@ spec:
             .replace("{{ facts.node.name }}", "{{ facts.node.name ");
         let found = check(&text);
         assert_eq!(found.len(), 3, "{found:?}");
-        assert!(found.iter().any(|f| f.starts_with("p.yaml:4:9: metadata.name")));
-        assert!(found.iter().any(|f| f.starts_with("p.yaml:9:13: unknown fact `node.redy`")));
-        assert!(found.iter().any(|f| f.starts_with("p.yaml:12:17: in template")), "{found:?}");
+        assert!(
+            found
+                .iter()
+                .any(|f| f.starts_with("p.yaml:4:9: metadata.name"))
+        );
+        assert!(
+            found
+                .iter()
+                .any(|f| f.starts_with("p.yaml:9:13: unknown fact `node.redy`"))
+        );
+        assert!(
+            found
+                .iter()
+                .any(|f| f.starts_with("p.yaml:12:17: in template")),
+            "{found:?}"
+        );
     }
 
     #[test]
     fn wrong_kind_is_named() {
         let found = check("kind: PolicyTestSuite\ncases: []\n");
-        assert_eq!(found, vec!["p.yaml:1:7: kind must be `ForceDeletionPolicy`, not `PolicyTestSuite`"]);
+        assert_eq!(
+            found,
+            vec!["p.yaml:1:7: kind must be `ForceDeletionPolicy`, not `PolicyTestSuite`"]
+        );
     }
 
     #[test]
@@ -272,7 +293,11 @@ spec:
         let dir = tempfile::tempdir().expect("tempdir");
         let a = dir.path().join("a.yaml");
         let b = dir.path().join("b.yaml");
-        std::fs::write(&a, format!("{GOOD}---\n{}", GOOD.replace("node-alive", "other"))).expect("write");
+        std::fs::write(
+            &a,
+            format!("{GOOD}---\n{}", GOOD.replace("node-alive", "other")),
+        )
+        .expect("write");
         std::fs::write(&b, GOOD).expect("write");
         std::fs::write(dir.path().join("a_test.yaml"), "kind: PolicyTestSuite\n").expect("write");
         std::fs::write(dir.path().join(".hidden.yaml"), "garbage: [").expect("write");
@@ -280,7 +305,10 @@ spec:
         assert_eq!(files, vec![a.clone(), b.clone()]);
         let err = load_files(&files).expect_err("duplicate");
         let text = err.to_string();
-        assert!(text.contains("b.yaml:4:9: duplicate policy name `node-alive`"), "{text}");
+        assert!(
+            text.contains("b.yaml:4:9: duplicate policy name `node-alive`"),
+            "{text}"
+        );
         std::fs::remove_file(&b).expect("rm");
         let policies = load_files(&policy_files(dir.path()).expect("list")).expect("loads");
         let names: Vec<&str> = policies.iter().map(|p| p.name.as_str()).collect();

@@ -139,7 +139,11 @@ pub fn render_value(value: &Value) -> String {
         Value::String(s) => s.clone(),
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => n.to_string(),
-        Value::Array(items) => items.iter().map(render_value).collect::<Vec<_>>().join(", "),
+        Value::Array(items) => items
+            .iter()
+            .map(render_value)
+            .collect::<Vec<_>>()
+            .join(", "),
         Value::Object(map) => map
             .iter()
             .map(|(k, v)| format!("{k}={}", render_value(v)))
@@ -234,17 +238,37 @@ mod tests {
                       "volumes": {"claims": [{"claim": "a"}, {"claim": "b"}]}},
             "object": {"metadata": {"labels": {"app.kubernetes.io/name": "web"}}},
         });
-        assert_eq!(render("node {{ facts.node.name }} is Ready", &ctx, &[]), "node n1 is Ready");
         assert_eq!(
-            render("{{object.metadata.labels['app.kubernetes.io/name']}}", &ctx, &[]),
+            render("node {{ facts.node.name }} is Ready", &ctx, &[]),
+            "node n1 is Ready"
+        );
+        assert_eq!(
+            render(
+                "{{object.metadata.labels['app.kubernetes.io/name']}}",
+                &ctx,
+                &[]
+            ),
             "web"
         );
-        assert_eq!(render("{{ facts.namespace.counts }}", &ctx, &[]), "Pod=3, Secret=1");
-        assert_eq!(render("{{ facts.volumes.claims[*].claim }}", &ctx, &[]), "a, b");
-        assert_eq!(render("{{ facts.pod.name }}", &ctx, &[]), "<none>");
-        assert_eq!(render("{{ facts.pod.name | default \"?\" }}", &ctx, &[]), "?");
         assert_eq!(
-            render("{{ facts.node.name }}", &ctx, &[("node", "Node: not synced")]),
+            render("{{ facts.namespace.counts }}", &ctx, &[]),
+            "Pod=3, Secret=1"
+        );
+        assert_eq!(
+            render("{{ facts.volumes.claims[*].claim }}", &ctx, &[]),
+            "a, b"
+        );
+        assert_eq!(render("{{ facts.pod.name }}", &ctx, &[]), "<none>");
+        assert_eq!(
+            render("{{ facts.pod.name | default \"?\" }}", &ctx, &[]),
+            "?"
+        );
+        assert_eq!(
+            render(
+                "{{ facts.node.name }}",
+                &ctx,
+                &[("node", "Node: not synced")]
+            ),
             "<unknown>"
         );
     }
@@ -252,8 +276,18 @@ mod tests {
     #[test]
     fn rejects_bad_templates() {
         assert!(Template::parse("{{ facts.node.name ").is_err());
-        assert!(Template::parse("{{ objekt.name }}").unwrap_err().1.contains("not in the evaluation context"));
-        assert!(Template::parse("{{ facts.node.name | upper }}").unwrap_err().1.contains("unknown filter"));
+        assert!(
+            Template::parse("{{ objekt.name }}")
+                .unwrap_err()
+                .1
+                .contains("not in the evaluation context")
+        );
+        assert!(
+            Template::parse("{{ facts.node.name | upper }}")
+                .unwrap_err()
+                .1
+                .contains("unknown filter")
+        );
         assert_eq!(Template::parse("a {{ }}").unwrap_err().0, 2);
     }
 
@@ -265,12 +299,22 @@ mod tests {
         assert!(w.starts_with("line one line two"));
         assert!(!w.contains('\n'));
 
-        let many: Vec<String> = (0..40).map(|i| format!("{i:02} {}", "y".repeat(200))).collect();
+        let many: Vec<String> = (0..40)
+            .map(|i| format!("{i:02} {}", "y".repeat(200)))
+            .collect();
         let fitted = fit_warnings(many);
         let total: usize = fitted.iter().map(String::len).sum();
         assert!(total <= MAX_WARNINGS_BYTES, "{total}");
-        assert!(fitted.last().is_some_and(|n| n.contains("more warning(s) omitted")));
-        assert!(fitted.iter().all(|w| w.chars().count() <= MAX_WARNING_RUNES));
+        assert!(
+            fitted
+                .last()
+                .is_some_and(|n| n.contains("more warning(s) omitted"))
+        );
+        assert!(
+            fitted
+                .iter()
+                .all(|w| w.chars().count() <= MAX_WARNING_RUNES)
+        );
 
         let dup = fit_warnings(vec!["a".to_string(), "a".to_string()]);
         assert_eq!(dup, vec!["a"]);

@@ -99,11 +99,7 @@ impl PolicyMetrics {
 
     /// Reload counts so far, for tests: (success, failure).
     pub fn reload_counts(&self) -> (u64, u64) {
-        let get = |result| {
-            self.reloads
-                .get_or_create(&ReloadLabels { result })
-                .get()
-        };
+        let get = |result| self.reloads.get_or_create(&ReloadLabels { result }).get();
         (get("success"), get("failure"))
     }
 }
@@ -121,8 +117,14 @@ mod tests {
         metrics.reload_failed();
         let mut text = String::new();
         encode(&mut text, &registry).expect("encode");
-        assert!(text.contains("forcegate_policy_reloads_total{result=\"success\"} 1"), "{text}");
-        assert!(text.contains("forcegate_policy_reloads_total{result=\"failure\"} 1"), "{text}");
+        assert!(
+            text.contains("forcegate_policy_reloads_total{result=\"success\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("forcegate_policy_reloads_total{result=\"failure\"} 1"),
+            "{text}"
+        );
         assert!(text.contains("forcegate_policies_loaded 7"), "{text}");
         assert_eq!(metrics.reload_counts(), (1, 1));
     }

@@ -137,14 +137,33 @@ fn decide(set: &PolicySet, intent: &Intent, facts: &Facts, request: &Request) ->
 #[test]
 fn ready_node_denies_with_policy_fact_and_remedy() {
     let set = set(&policy("node-alive", NODE_ALIVE));
-    let d = decide(&set, &intent(&["oncall"], false), &facts(true, false), &request(None));
+    let d = decide(
+        &set,
+        &intent(&["oncall"], false),
+        &facts(true, false),
+        &request(None),
+    );
     assert!(!d.allowed);
     assert!(!d.record);
     assert_eq!(d.policies_with(Action::Deny), vec!["node-alive"]);
-    assert!(d.message.contains("forcegate denied the force deletion of pod shop/web-0"), "{}", d.message);
+    assert!(
+        d.message
+            .contains("forcegate denied the force deletion of pod shop/web-0"),
+        "{}",
+        d.message
+    );
     assert!(d.message.contains("- node-alive: node n1 is Ready (because facts.node.ready is true and facts.node.fenced is false)"), "{}", d.message);
-    assert!(d.message.contains("Instead: run `kubectl delete pod web-0 -n shop` without --force"), "{}", d.message);
-    assert!(d.message.contains("forcegate.dev/break-glass"), "{}", d.message);
+    assert!(
+        d.message
+            .contains("Instead: run `kubectl delete pod web-0 -n shop` without --force"),
+        "{}",
+        d.message
+    );
+    assert!(
+        d.message.contains("forcegate.dev/break-glass"),
+        "{}",
+        d.message
+    );
     assert_eq!(d.audit_annotations["decision"], "denied");
     assert_eq!(d.audit_annotations["policies"], "node-alive=Deny");
     assert_eq!(d.audit_annotations["intent"], "ForceDelete");
@@ -153,13 +172,20 @@ fn ready_node_denies_with_policy_fact_and_remedy() {
 
 #[test]
 fn not_ready_or_fenced_node_is_allowed_and_recorded() {
-    let yaml = format!("{}---\n{}", policy("node-alive", NODE_ALIVE), policy("record", RECORD));
+    let yaml = format!(
+        "{}---\n{}",
+        policy("node-alive", NODE_ALIVE),
+        policy("record", RECORD)
+    );
     let set = set(&yaml);
     for f in [facts(false, false), facts(true, true)] {
         let d = decide(&set, &intent(&["oncall"], false), &f, &request(None));
         assert!(d.allowed);
         assert!(d.record);
-        assert_eq!(d.warnings, vec!["forcegate record: cleanup fd-0f0e-uid recorded"]);
+        assert_eq!(
+            d.warnings,
+            vec!["forcegate record: cleanup fd-0f0e-uid recorded"]
+        );
         assert_eq!(d.audit_annotations["decision"], "allowed");
     }
 }
@@ -167,25 +193,56 @@ fn not_ready_or_fenced_node_is_allowed_and_recorded() {
 #[test]
 fn most_severe_wins_and_warnings_survive_denial() {
     let warn = "  match:\n    intents: [ForceDelete]\n  action: Warn\n  message: careful\n";
-    let yaml = [policy("node-alive", NODE_ALIVE), policy("record", RECORD), policy("warn", warn)].join("---\n");
+    let yaml = [
+        policy("node-alive", NODE_ALIVE),
+        policy("record", RECORD),
+        policy("warn", warn),
+    ]
+    .join("---\n");
     let set = set(&yaml);
-    let d = decide(&set, &intent(&[], false), &facts(true, false), &request(None));
+    let d = decide(
+        &set,
+        &intent(&[], false),
+        &facts(true, false),
+        &request(None),
+    );
     assert!(!d.allowed);
     assert!(!d.record);
     assert_eq!(d.outcomes.len(), 3);
     assert_eq!(d.warnings, vec!["forcegate warn: careful"]);
-    assert_eq!(d.audit_annotations["policies"], "node-alive=Deny,record=Record,warn=Warn");
+    assert_eq!(
+        d.audit_annotations["policies"],
+        "node-alive=Deny,record=Record,warn=Warn"
+    );
 }
 
 #[test]
 fn dry_run_is_still_denied_and_says_nothing_is_recorded() {
-    let yaml = format!("{}---\n{}", policy("node-alive", NODE_ALIVE), policy("record", RECORD));
+    let yaml = format!(
+        "{}---\n{}",
+        policy("node-alive", NODE_ALIVE),
+        policy("record", RECORD)
+    );
     let set = set(&yaml);
-    let d = decide(&set, &intent(&[], true), &facts(true, false), &request(None));
+    let d = decide(
+        &set,
+        &intent(&[], true),
+        &facts(true, false),
+        &request(None),
+    );
     assert!(!d.allowed);
-    let d = decide(&set, &intent(&[], true), &facts(false, false), &request(None));
+    let d = decide(
+        &set,
+        &intent(&[], true),
+        &facts(false, false),
+        &request(None),
+    );
     assert!(d.allowed);
-    assert!(d.warnings[0].ends_with("(dry run: nothing recorded)"), "{:?}", d.warnings);
+    assert!(
+        d.warnings[0].ends_with("(dry run: nothing recorded)"),
+        "{:?}",
+        d.warnings
+    );
 }
 
 fn unknown_leader() -> Facts {
@@ -212,8 +269,16 @@ fn unknown_fact_applies_on_unknown_and_names_the_missing_data() {
     let d = decide(&set, &intent(&[], false), &f, &request(None));
     assert!(!d.allowed);
     assert!(d.outcomes[0].unknown);
-    assert!(d.message.contains("facts.leader.isLeader (Lease: not in the snapshot)"), "{}", d.message);
-    assert_eq!(d.audit_annotations["unknown-facts"], "facts.leader.isLeader (Lease: not in the snapshot)");
+    assert!(
+        d.message
+            .contains("facts.leader.isLeader (Lease: not in the snapshot)"),
+        "{}",
+        d.message
+    );
+    assert_eq!(
+        d.audit_annotations["unknown-facts"],
+        "facts.leader.isLeader (Lease: not in the snapshot)"
+    );
 
     // Not a StatefulSet pod: the unknown lease cannot matter.
     let d = decide(&set, &intent(&[], false), &unknown_leader(), &request(None));
@@ -230,26 +295,54 @@ fn on_unknown_ignore_and_warn() {
         stateful_set: Some("web".into()),
         ..Default::default()
     });
-    let d = decide(&set(&policy("l", &ignore)), &intent(&[], false), &f, &request(None));
+    let d = decide(
+        &set(&policy("l", &ignore)),
+        &intent(&[], false),
+        &f,
+        &request(None),
+    );
     assert!(d.allowed && d.outcomes.is_empty());
-    let d = decide(&set(&policy("l", &warn)), &intent(&[], false), &f, &request(None));
+    let d = decide(
+        &set(&policy("l", &warn)),
+        &intent(&[], false),
+        &f,
+        &request(None),
+    );
     assert!(d.allowed);
     assert_eq!(d.outcomes[0].action, Action::Warn);
-    assert!(d.warnings[0].contains("could not decide"), "{:?}", d.warnings);
+    assert!(
+        d.warnings[0].contains("could not decide"),
+        "{:?}",
+        d.warnings
+    );
 }
 
 #[test]
 fn break_glass_member_is_allowed_with_warning_audit_and_record() {
     let set = set(&policy("node-alive", NODE_ALIVE));
-    let annotated = request(Some(json!({"forcegate.dev/break-glass": "INC-4711 kubelet wedged"})));
-    let d = decide(&set, &intent(&["oncall", "forcegate:break-glass"], false), &facts(true, false), &annotated);
+    let annotated = request(Some(
+        json!({"forcegate.dev/break-glass": "INC-4711 kubelet wedged"}),
+    ));
+    let d = decide(
+        &set,
+        &intent(&["oncall", "forcegate:break-glass"], false),
+        &facts(true, false),
+        &annotated,
+    );
     assert!(d.allowed);
     assert!(d.record);
     assert_eq!(d.break_glass.as_deref(), Some("INC-4711 kubelet wedged"));
-    assert_eq!(d.audit_annotations["break-glass"], "INC-4711 kubelet wedged");
+    assert_eq!(
+        d.audit_annotations["break-glass"],
+        "INC-4711 kubelet wedged"
+    );
     assert_eq!(d.audit_annotations["break-glass-overrode"], "node-alive");
     assert_eq!(d.audit_annotations["decision"], "allowed-break-glass");
-    assert!(d.warnings[0].contains("break-glass by alice"), "{:?}", d.warnings);
+    assert!(
+        d.warnings[0].contains("break-glass by alice"),
+        "{:?}",
+        d.warnings
+    );
     assert!(d.message.is_empty());
 }
 
@@ -257,15 +350,30 @@ fn break_glass_member_is_allowed_with_warning_audit_and_record() {
 fn break_glass_non_member_is_still_denied_and_told_why() {
     let set = set(&policy("node-alive", NODE_ALIVE));
     let annotated = request(Some(json!({"forcegate.dev/break-glass": "INC-4711"})));
-    let d = decide(&set, &intent(&["oncall"], false), &facts(true, false), &annotated);
+    let d = decide(
+        &set,
+        &intent(&["oncall"], false),
+        &facts(true, false),
+        &annotated,
+    );
     assert!(!d.allowed);
     assert!(d.break_glass.is_none());
-    assert!(d.message.contains("alice is not in group forcegate:break-glass"), "{}", d.message);
+    assert!(
+        d.message
+            .contains("alice is not in group forcegate:break-glass"),
+        "{}",
+        d.message
+    );
     assert_eq!(d.audit_annotations["break-glass-refused"], "alice");
 
     // An empty reason is no break-glass at all.
     let empty = request(Some(json!({"forcegate.dev/break-glass": "  "})));
-    let d = decide(&set, &intent(&["forcegate:break-glass"], false), &facts(true, false), &empty);
+    let d = decide(
+        &set,
+        &intent(&["forcegate:break-glass"], false),
+        &facts(true, false),
+        &empty,
+    );
     assert!(!d.allowed);
 }
 
@@ -276,9 +384,19 @@ fn excluded_requesters_skip_the_policy() {
         "  exclude:\n    groups: [platform-admins]\n  conditions:",
     );
     let set = set(&policy("node-alive", &body));
-    let d = decide(&set, &intent(&["platform-admins"], false), &facts(true, false), &request(None));
+    let d = decide(
+        &set,
+        &intent(&["platform-admins"], false),
+        &facts(true, false),
+        &request(None),
+    );
     assert!(d.allowed);
-    let d = decide(&set, &intent(&["devs"], false), &facts(true, false), &request(None));
+    let d = decide(
+        &set,
+        &intent(&["devs"], false),
+        &facts(true, false),
+        &request(None),
+    );
     assert!(!d.allowed);
 }
 
@@ -298,9 +416,17 @@ fn rules_fire_independently_within_a_policy() {
       message: forced
 ";
     let set = set(&policy("multi", body));
-    let d = decide(&set, &intent(&[], false), &facts(true, false), &request(None));
+    let d = decide(
+        &set,
+        &intent(&[], false),
+        &facts(true, false),
+        &request(None),
+    );
     assert!(!d.allowed);
-    assert_eq!(d.audit_annotations["policies"], "multi/ready=Deny,multi/always=Warn");
+    assert_eq!(
+        d.audit_annotations["policies"],
+        "multi/ready=Deny,multi/always=Warn"
+    );
     assert_eq!(d.warnings, vec!["forcegate multi: forced"]);
 }
 
@@ -315,19 +441,42 @@ fn many_long_warnings_fit_the_api_server_limits() {
         yaml.push(policy(&format!("warn-{i:02}"), &body));
     }
     let set = set(&yaml.join("---\n"));
-    let d = decide(&set, &intent(&[], false), &facts(false, false), &request(None));
+    let d = decide(
+        &set,
+        &intent(&[], false),
+        &facts(false, false),
+        &request(None),
+    );
     assert!(d.allowed);
-    assert!(d.warnings.iter().all(|w| w.chars().count() <= message::MAX_WARNING_RUNES));
+    assert!(
+        d.warnings
+            .iter()
+            .all(|w| w.chars().count() <= message::MAX_WARNING_RUNES)
+    );
     assert!(d.warnings.iter().map(String::len).sum::<usize>() <= message::MAX_WARNINGS_BYTES);
     assert!(d.warnings.last().is_some_and(|w| w.contains("omitted")));
 }
 
 #[test]
 fn evaluation_is_deterministic() {
-    let yaml = format!("{}---\n{}", policy("node-alive", NODE_ALIVE), policy("record", RECORD));
+    let yaml = format!(
+        "{}---\n{}",
+        policy("node-alive", NODE_ALIVE),
+        policy("record", RECORD)
+    );
     let set = set(&yaml);
-    let a = decide(&set, &intent(&[], false), &facts(true, false), &request(None));
-    let b = decide(&set, &intent(&[], false), &facts(true, false), &request(None));
+    let a = decide(
+        &set,
+        &intent(&[], false),
+        &facts(true, false),
+        &request(None),
+    );
+    let b = decide(
+        &set,
+        &intent(&[], false),
+        &facts(true, false),
+        &request(None),
+    );
     assert_eq!(a, b);
     let keys: Vec<&String> = a.audit_annotations.keys().collect();
     let mut sorted = keys.clone();
@@ -343,7 +492,12 @@ fn namespace_selector_without_labels_is_unknown() {
         "    intents: [ForceDelete, Eviction]\n    namespaceSelector:\n      matchLabels: {env: prod}\n",
     );
     let set = set(&policy("node-alive", &body));
-    let d = decide(&set, &intent(&[], false), &facts(true, false), &request(None));
+    let d = decide(
+        &set,
+        &intent(&[], false),
+        &facts(true, false),
+        &request(None),
+    );
     assert!(!d.allowed);
     assert!(d.outcomes[0].unknown);
     assert!(d.message.contains("namespace labels"), "{}", d.message);

@@ -197,12 +197,22 @@ spec:
         assert!(wait_for(|| metrics.reload_counts().0 >= 1).await);
 
         // A broken edit: the previous set stays in force and the failure is counted.
-        std::fs::write(&file, POLICY.replace("NAME", "third").replace("Record", "Rekord"))
-            .expect("write");
-        assert!(wait_for(|| metrics.reload_counts().1 >= 1).await, "failure not counted");
+        std::fs::write(
+            &file,
+            POLICY.replace("NAME", "third").replace("Record", "Rekord"),
+        )
+        .expect("write");
+        assert!(
+            wait_for(|| metrics.reload_counts().1 >= 1).await,
+            "failure not counted"
+        );
         assert_eq!(target.load().names(), vec!["second"]);
         let err = PolicySet::load_dir(dir.path()).expect_err("broken");
-        assert!(err.to_string().contains("a.yaml:8:11: unknown variant `Rekord`"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("a.yaml:8:11: unknown variant `Rekord`"),
+            "{err}"
+        );
 
         // Fixing it brings the new set in.
         std::fs::write(&file, POLICY.replace("NAME", "fourth")).expect("write");

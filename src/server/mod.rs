@@ -124,6 +124,7 @@ pub struct Server {
     registry: Registry,
     health: Health,
     shutdown: Shutdown,
+    webhook_router: Option<axum::Router>,
 }
 
 impl Server {
@@ -134,7 +135,17 @@ impl Server {
             registry: Registry::default(),
             health: Health::default(),
             shutdown: Shutdown::new(),
+            webhook_router: None,
         }
+    }
+
+    /// Serve `router` on the HTTPS port instead of the admission routes,
+    /// keeping everything else (TLS, HTTP settings, connection limits,
+    /// timeouts, drain). For the bare baseline in `examples/baseline.rs`,
+    /// which benchmarks measure `serve` against: only the handler differs.
+    pub fn with_webhook_router(mut self, router: axum::Router) -> Self {
+        self.webhook_router = Some(router);
+        self
     }
 
     /// Serve this registry on `/metrics` (other modules' metrics already
@@ -164,6 +175,7 @@ impl Server {
             mut registry,
             health,
             shutdown,
+            webhook_router,
         } = self;
         let metrics = Metrics::register(&mut registry);
         let certs = CertStore::load(&config.tls_dir, metrics.tls.clone())?;
@@ -195,7 +207,7 @@ impl Server {
         };
         let listeners = listener::Listeners {
             webhook,
-            webhook_router: routes::webhook(state.clone()),
+            webhook_router: webhook_router.unwrap_or_else(|| routes::webhook(state.clone())),
             tls: tokio_rustls::TlsAcceptor::from(tls_config),
             plain: plain.map(|listener| (listener, routes::metrics_only(state))),
         };

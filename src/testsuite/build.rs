@@ -57,9 +57,9 @@ pub fn request_uid(seed: &str) -> String {
 }
 
 fn fnv(bytes: &[u8], basis: u64) -> u64 {
-    bytes
-        .iter()
-        .fold(basis, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3))
+    bytes.iter().fold(basis, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 /// Naive English plural of a kind, as resource names are formed.
@@ -98,7 +98,10 @@ fn find<'v>(
     };
     objects.iter().rev().find(|o| {
         let kind = o.get("kind").and_then(Value::as_str).unwrap_or_default();
-        let api_version = o.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
+        let api_version = o
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         plural(kind) == resource
             && group.is_none_or(|g| api_group(api_version).0 == g)
             && meta_str(o, "name") == Some(name)
@@ -177,7 +180,12 @@ impl Review<'_> {
     }
 }
 
-fn force_delete(r: &PodRequest, objects: &[Value], uid: &str, dry_run: bool) -> Result<Value, String> {
+fn force_delete(
+    r: &PodRequest,
+    objects: &[Value],
+    uid: &str,
+    dry_run: bool,
+) -> Result<Value, String> {
     let mut pod = find(objects, "pods", Some(&r.namespace), &r.name)
         .cloned()
         .ok_or_else(|| {
@@ -224,8 +232,10 @@ fn evict(r: &PodRequest, objects: &[Value], uid: &str, dry_run: bool) -> Value {
     });
     let pod = find(objects, "pods", Some(&r.namespace), &r.name);
     if r.uid_precondition
-        && let (Some(map), Some(pod_uid)) =
-            (delete_options.as_object_mut(), pod.and_then(|p| meta_str(p, "uid")))
+        && let (Some(map), Some(pod_uid)) = (
+            delete_options.as_object_mut(),
+            pod.and_then(|p| meta_str(p, "uid")),
+        )
     {
         map.insert("preconditions".into(), json!({"uid": pod_uid}));
     }
@@ -273,19 +283,33 @@ fn strip(r: &StripRequest, objects: &[Value], uid: &str, dry_run: bool) -> Resul
     let current: Vec<String> = old
         .pointer("/metadata/finalizers")
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|f| f.as_str().map(str::to_string)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|f| f.as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default();
     let remaining: Vec<String> = match (&r.finalizers, &r.keep) {
-        (Some(_), Some(_)) => return Err("stripFinalizers: give `finalizers` or `keep`, not both".into()),
+        (Some(_), Some(_)) => {
+            return Err("stripFinalizers: give `finalizers` or `keep`, not both".into());
+        }
         (Some(remove), None) => {
             if let Some(missing) = remove.iter().find(|f| !current.contains(f)) {
                 return Err(format!(
                     "stripFinalizers: {missing} is not among the object's finalizers {current:?}"
                 ));
             }
-            current.iter().filter(|f| !remove.contains(f)).cloned().collect()
+            current
+                .iter()
+                .filter(|f| !remove.contains(f))
+                .cloned()
+                .collect()
         }
-        (None, Some(keep)) => current.iter().filter(|f| keep.contains(f)).cloned().collect(),
+        (None, Some(keep)) => current
+            .iter()
+            .filter(|f| keep.contains(f))
+            .cloned()
+            .collect(),
         (None, None) => Vec::new(),
     };
     let mut new = old.clone();
@@ -296,8 +320,16 @@ fn strip(r: &StripRequest, objects: &[Value], uid: &str, dry_run: bool) -> Resul
             meta.insert("finalizers".into(), json!(remaining));
         }
     }
-    let api_version = old.get("apiVersion").and_then(Value::as_str).unwrap_or("v1").to_string();
-    let kind = old.get("kind").and_then(Value::as_str).unwrap_or_default().to_string();
+    let api_version = old
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("v1")
+        .to_string();
+    let kind = old
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
     let (group, version) = api_group(&api_version);
     let plural_resource = resource.split_once('.').map_or(resource, |(r, _)| r);
     let name = r.name.clone();
@@ -324,10 +356,20 @@ fn strip(r: &StripRequest, objects: &[Value], uid: &str, dry_run: bool) -> Resul
     .into_json())
 }
 
-fn finalize(r: &FinalizeRequest, objects: &[Value], uid: &str, dry_run: bool) -> Result<Value, String> {
+fn finalize(
+    r: &FinalizeRequest,
+    objects: &[Value],
+    uid: &str,
+    dry_run: bool,
+) -> Result<Value, String> {
     let mut old = find(objects, "namespaces", None, &r.name)
         .cloned()
-        .ok_or_else(|| format!("finalizeNamespace: namespace {} is not among the cluster objects", r.name))?;
+        .ok_or_else(|| {
+            format!(
+                "finalizeNamespace: namespace {} is not among the cluster objects",
+                r.name
+            )
+        })?;
     annotate(&mut old, &r.annotations);
     let mut new = old.clone();
     match new.as_object_mut() {
@@ -337,7 +379,12 @@ fn finalize(r: &FinalizeRequest, objects: &[Value], uid: &str, dry_run: bool) ->
                 spec.insert("finalizers".into(), json!(r.keep));
             }
         }
-        None => return Err(format!("finalizeNamespace: namespace {} is not an object", r.name)),
+        None => {
+            return Err(format!(
+                "finalizeNamespace: namespace {} is not an object",
+                r.name
+            ));
+        }
     }
     Ok(Review {
         uid,
@@ -401,8 +448,16 @@ mod tests {
         let req = &review["request"];
         assert_eq!(req["operation"], "UPDATE");
         assert_eq!(req["kind"]["kind"], "PersistentVolumeClaim");
-        assert_eq!(req["object"]["metadata"]["finalizers"], json!(["example.com/backup"]));
-        assert_eq!(req["oldObject"]["metadata"]["finalizers"].as_array().map(Vec::len), Some(2));
+        assert_eq!(
+            req["object"]["metadata"]["finalizers"],
+            json!(["example.com/backup"])
+        );
+        assert_eq!(
+            req["oldObject"]["metadata"]["finalizers"]
+                .as_array()
+                .map(Vec::len),
+            Some(2)
+        );
         assert_eq!(req["userInfo"]["groups"], json!(["system:authenticated"]));
         let bad = StripRequest {
             finalizers: Some(vec!["nope".into()]),

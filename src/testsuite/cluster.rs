@@ -50,7 +50,10 @@ fn walk(path: &Path, files: &mut Vec<PathBuf>) -> Result<(), String> {
         .collect();
     entries.sort();
     for entry in entries {
-        let name = entry.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let name = entry
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
         if name.starts_with('.') {
             continue;
         }
@@ -75,20 +78,35 @@ fn expand_list(doc: Value, out: &mut Vec<Value>) {
         }
         return;
     }
-    let api_version = doc.get("apiVersion").and_then(Value::as_str).unwrap_or("v1").to_string();
-    let list_kind = doc.get("kind").and_then(Value::as_str).unwrap_or_default().to_string();
-    let item_kind = list_kind.strip_suffix("List").unwrap_or_default().to_string();
+    let api_version = doc
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("v1")
+        .to_string();
+    let list_kind = doc
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let item_kind = list_kind
+        .strip_suffix("List")
+        .unwrap_or_default()
+        .to_string();
     if let Some(Value::Array(items)) = doc.get("items").cloned() {
         if items.is_empty() && list_kind != "List" {
             // A typed empty list declares its kind present.
-            out.push(serde_json::json!({"apiVersion": api_version, "kind": list_kind, "items": []}));
+            out.push(
+                serde_json::json!({"apiVersion": api_version, "kind": list_kind, "items": []}),
+            );
         }
         for mut item in items {
             if let Some(map) = item.as_object_mut()
                 && list_kind != "List"
             {
-                map.entry("apiVersion").or_insert_with(|| api_version.clone().into());
-                map.entry("kind").or_insert_with(|| item_kind.clone().into());
+                map.entry("apiVersion")
+                    .or_insert_with(|| api_version.clone().into());
+                map.entry("kind")
+                    .or_insert_with(|| item_kind.clone().into());
             }
             out.push(item);
         }
@@ -103,17 +121,29 @@ pub fn parse_kind(name: &str) -> Option<Kind> {
 /// Build the view. Objects of kinds no fact reads are skipped (they can
 /// still be the target of a `stripFinalizers` case), and so are objects of
 /// `missing` kinds: the snapshot behaves as if they were never collected.
-pub fn snapshot(objects: &[Value], all_kinds_known: bool, missing: &[Kind]) -> Result<SnapshotCluster, String> {
+pub fn snapshot(
+    objects: &[Value],
+    all_kinds_known: bool,
+    missing: &[Kind],
+) -> Result<SnapshotCluster, String> {
     let mut decoded = Vec::new();
     let mut declared: Vec<Kind> = Vec::new();
     if all_kinds_known {
         declared.extend(Kind::ALL.into_iter().filter(|k| !missing.contains(k)));
     }
     for (i, object) in objects.iter().enumerate() {
-        let api_version = object.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
-        let kind_name = object.get("kind").and_then(Value::as_str).unwrap_or_default();
+        let api_version = object
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let kind_name = object
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         if let Some(kind) = Kind::from_list_kind(api_version, kind_name)
-            && object.get("items").is_some_and(|i| i.as_array().is_some_and(Vec::is_empty))
+            && object
+                .get("items")
+                .is_some_and(|i| i.as_array().is_some_and(Vec::is_empty))
         {
             if !missing.contains(&kind) {
                 declared.push(kind);
@@ -149,7 +179,10 @@ mod tests {
             json!({"apiVersion": "v1", "kind": "PodList", "items": [{"metadata": {"name": "a"}}]}),
             &mut out,
         );
-        expand_list(json!({"apiVersion": "storage.k8s.io/v1", "kind": "VolumeAttachmentList", "items": []}), &mut out);
+        expand_list(
+            json!({"apiVersion": "storage.k8s.io/v1", "kind": "VolumeAttachmentList", "items": []}),
+            &mut out,
+        );
         assert_eq!(out[0]["kind"], "Pod");
         assert_eq!(out[1]["kind"], "VolumeAttachmentList");
     }

@@ -22,10 +22,13 @@ use crate::policy::{PolicySet, model::API_VERSION};
 
 pub mod build;
 pub mod cluster;
+mod expect;
 pub mod model;
 pub mod report;
 
-use model::{Case, Expect, Suite};
+pub use expect::check;
+
+use model::{Case, Suite};
 
 /// One suite's outcome. `error` is set when the suite could not run at all.
 #[derive(Clone, Debug, Serialize)]
@@ -162,7 +165,9 @@ pub async fn run_file(file: &Path) -> SuiteReport {
     };
     report.name = prepared.suite.metadata.name.clone();
     for case in &prepared.suite.cases {
-        report.cases.push(run_case(&prepared, &case.value, case.line).await);
+        report
+            .cases
+            .push(run_case(&prepared, &case.value, case.line).await);
     }
     report
 }
@@ -178,7 +183,9 @@ struct Prepared {
 
 fn prepare(file: &Path) -> Result<Prepared, String> {
     let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
-    let at = |line: u32, column: u32, reason: String| format!("{}:{line}:{column}: {reason}", file.display());
+    let at = |line: u32, column: u32, reason: String| {
+        format!("{}:{line}:{column}: {reason}", file.display())
+    };
     let suite: Suite = serde_saphyr::from_str_with_options(&text, yaml_options()).map_err(|e| {
         let (line, column, reason) = located_error(e);
         at(line, column, reason)
@@ -209,7 +216,12 @@ fn prepare(file: &Path) -> Result<Prepared, String> {
         }
     }
     let policies = PolicySet::load_files(&policy_paths).map_err(|e| e.to_string())?;
-    let cluster_files: Vec<PathBuf> = suite.cluster.files.iter().map(|f| dir.join(&f.value)).collect();
+    let cluster_files: Vec<PathBuf> = suite
+        .cluster
+        .files
+        .iter()
+        .map(|f| dir.join(&f.value))
+        .collect();
     let mut objects = cluster::read_files(&cluster::collect(&cluster_files)?)?;
     objects.extend(suite.cluster.objects.iter().cloned());
     let missing = kinds(&suite.cluster.missing_kinds, &at)?;
@@ -281,11 +293,13 @@ async fn observe(prepared: &Prepared, case: &Case) -> Result<Observed, String> {
     let review = match build::shorthand(case, &objects, &uid)? {
         Some(review) => review,
         None => {
-            let path = prepared.dir.join(case.review.as_deref().unwrap_or_default());
+            let path = prepared
+                .dir
+                .join(case.review.as_deref().unwrap_or_default());
             let text =
                 std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-            let mut review: Value = serde_json::from_str(&text)
-                .map_err(|e| format!("{}: {e}", path.display()))?;
+            let mut review: Value =
+                serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
             if case.dry_run
                 && let Some(request) = review.get_mut("request").and_then(Value::as_object_mut)
             {
@@ -310,7 +324,11 @@ async fn observe(prepared: &Prepared, case: &Case) -> Result<Observed, String> {
     let response = &response["response"];
     let strings = |v: &Value| -> Vec<String> {
         v.as_array()
-            .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_string)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(str::to_string))
+                    .collect()
+            })
             .unwrap_or_default()
     };
     let allowed = response["allowed"].as_bool().unwrap_or(false);
@@ -330,65 +348,12 @@ async fn observe(prepared: &Prepared, case: &Case) -> Result<Observed, String> {
         intent: admitted.intent.kind.name().to_string(),
         allowed,
         denying_policies: denying,
-        message: response["status"]["message"].as_str().unwrap_or_default().to_string(),
+        message: response["status"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
         warnings: strings(&response["warnings"]),
         recorded: admitted.record.is_some(),
         break_glass: admitted.decision.break_glass.is_some(),
     })
-}
-
-/// Compare expectations with what was observed; one line per mismatch.
-pub fn check(expect: &Expect, observed: &Observed) -> Vec<String> {
-    let mut failures = Vec::new();
-    let mut compare = |what: &str, want: Option<bool>, got: bool| {
-        if let Some(want) = want
-            && want != got
-        {
-            failures.push(format!("expected {what}: {want}, got {got}"));
-        }
-    };
-    compare("allowed", expect.allowed, observed.allowed);
-    compare("recorded", expect.recorded, observed.recorded);
-    compare("breakGlass", expect.break_glass, observed.break_glass);
-    if let Some(intent) = &expect.intent
-        && *intent != observed.intent
-    {
-        failures.push(format!("expected intent {intent}, got {}", observed.intent));
-    }
-    if let Some(want) = &expect.denying_policies {
-        let mut want = want.clone();
-        want.sort();
-        want.dedup();
-        if want != observed.denying_policies {
-            failures.push(format!(
-                "expected denying policies [{}], got [{}]",
-                want.join(", "),
-                observed.denying_policies.join(", ")
-            ));
-        }
-    }
-    if let Some(texts) = &expect.message_contains {
-        for text in texts.items() {
-            if !observed.message.contains(text) {
-                failures.push(format!(
-                    "message does not contain {text:?}; message: {:?}",
-                    observed.message
-                ));
-            }
-        }
-    }
-    if let Some(texts) = &expect.warnings_contain {
-        for text in texts.items() {
-            if !observed.warnings.iter().any(|w| w.contains(text)) {
-                failures.push(format!(
-                    "no warning contains {text:?}; warnings: {:?}",
-                    observed.warnings
-                ));
-            }
-        }
-    }
-    if expect.no_warnings == Some(true) && !observed.warnings.is_empty() {
-        failures.push(format!("expected no warnings, got {:?}", observed.warnings));
-    }
-    failures
 }

@@ -178,7 +178,10 @@ mod tests {
     #[test]
     fn junit_is_escaped_and_counts() {
         let xml = junit(&sample());
-        assert!(xml.contains("tests=\"2\" failures=\"1\" errors=\"0\""), "{xml}");
+        assert!(
+            xml.contains("tests=\"2\" failures=\"1\" errors=\"0\""),
+            "{xml}"
+        );
         assert!(xml.contains("name=\"a &amp; b\""));
         assert!(xml.contains("name=\"fails &lt;badly&gt;\""));
         assert!(xml.contains("<failure message=\"expected allowed: true, got false\">"));
@@ -189,7 +192,10 @@ mod tests {
         let text = text(&sample());
         assert!(text.contains("  ok    passes"));
         assert!(text.contains("  FAIL  fails <badly> (policies/a_test.yaml:9)"));
-        assert!(text.ends_with("1 suites, 2 cases: 1 passed, 1 failed\n"), "{text}");
+        assert!(
+            text.ends_with("1 suites, 2 cases: 1 passed, 1 failed\n"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -58,6 +58,7 @@ type options struct {
 	exitOnStdinEOF bool
 	apiserverArgs  stringList
 	etcdArgs       stringList
+	saAdmission    bool
 	verbose        bool
 }
 
@@ -72,8 +73,9 @@ func main() {
 	flag.DurationVar(&o.timeout, "timeout", 3*time.Minute, "how long to wait for the cluster to become ready")
 	flag.DurationVar(&o.stopTimeout, "stop-timeout", 15*time.Second, "how long each component gets to exit after SIGTERM before it is killed")
 	flag.BoolVar(&o.exitOnStdinEOF, "exit-on-stdin-eof", false, "also shut down when stdin reaches end of file (for callers that hold a pipe to stdin)")
-	flag.Var(&o.apiserverArgs, "apiserver-arg", "extra kube-apiserver flag, e.g. --apiserver-arg=--v=4 (repeatable; later flags win)")
+	flag.Var(&o.apiserverArgs, "apiserver-arg", "extra kube-apiserver flag, e.g. --apiserver-arg=--v=4 (repeatable; appended after the defaults: a scalar flag given again wins, a list flag given again is appended to)")
 	flag.Var(&o.etcdArgs, "etcd-arg", "extra etcd flag (repeatable)")
+	flag.BoolVar(&o.saAdmission, "service-account-admission", false, "keep the ServiceAccount admission plugin on (pods are then rejected unless their ServiceAccount exists; nothing creates \"default\" here)")
 	flag.BoolVar(&o.verbose, "v", false, "log progress to stderr")
 	flag.Parse()
 	if flag.NArg() != 0 {
@@ -342,10 +344,12 @@ func (c *cluster) startOnce(stop <-chan string, deadline time.Time) error {
 		// kube-controller-manager runs here to create "default" in each
 		// namespace.
 		"--enable-admission-plugins=NodeRestriction",
-		"--disable-admission-plugins=ServiceAccount",
 		"--allow-privileged=true",
 		"--profiling=false",
 		"--v=1",
+	}
+	if !c.o.saAdmission {
+		apiArgs = append(apiArgs, "--disable-admission-plugins=ServiceAccount")
 	}
 	apiArgs = append(apiArgs, c.o.apiserverArgs...)
 	if c.apiserver, err = c.spawn("kube-apiserver", apiArgs); err != nil {

@@ -1,0 +1,55 @@
+//! Policy costs on the admission path.
+//!
+//! `policy_decide_denied` / `policy_decide_allowed`: facts + the whole
+//! shipped policy set for one gated request (`Engine::decide`, the pure part
+//! of an admission call) against the example snapshot: a StatefulSet leader
+//! with an attached volume (two denials, templates rendered) and a pod on a
+//! fenced node (allowed, recorded).
+//! `policy_load_dir`: parsing and compiling the shipped directory (a reload).
+
+use std::hint::black_box;
+use std::path::Path;
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use criterion::{Criterion, criterion_group, criterion_main};
+use forcegate::admission;
+use forcegate::cleanup::NoopRecorder;
+use forcegate::cluster::SnapshotCluster;
+use forcegate::engine::{Engine, Settings};
+use forcegate::intent;
+use forcegate::policy::PolicySet;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn bench(c: &mut Criterion) {
+    let policies = PolicySet::load_dir(&root().join("policies")).expect("shipped policies");
+    let cluster = SnapshotCluster::load(&[root().join("examples/cluster")]).expect("snapshot");
+    let engine = Engine::new(
+        Arc::new(ArcSwap::from_pointee(policies)),
+        Arc::new(cluster),
+        Arc::new(NoopRecorder),
+        Settings::default(),
+    );
+    for (name, file) in [
+        ("policy_decide_denied", "force-delete-leader.json"),
+        ("policy_decide_allowed", "force-delete-fenced.json"),
+    ] {
+        let body = std::fs::read(root().join("examples/reviews").join(file)).expect("review");
+        let request = admission::decode(&body).expect("decodes");
+        let intent = intent::classify(&request);
+        let (_, decision) = engine.decide(&intent, &request);
+        assert_eq!(decision.allowed, name.ends_with("allowed"));
+        c.bench_function(name, |b| {
+            b.iter(|| black_box(engine.decide(black_box(&intent), black_box(&request))))
+        });
+    }
+    c.bench_function("policy_load_dir", |b| {
+        b.iter(|| black_box(PolicySet::load_dir(&root().join("policies")).expect("loads")))
+    });
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,171 @@
+//! A bare admission server to measure `forcegate serve` against.
+//!
+//! Same TLS (rustls/ring, the same certificate store and ALPN), same HTTP
+//! stack and settings (hyper-util auto builder, header/handshake timeouts,
+//! connection and concurrency limits, graceful drain), same flags (it parses
+//! `forcegate serve`'s own arguments and builds the server config the same
+//! way): only the handler differs. It checks the content type, reads the
+//! body under the same limit, decodes the AdmissionReview with the same
+//! strict decoder, and answers "allowed" through the same encoder. Whatever
+//! `serve` spends beyond this is the price of deciding (classify, facts,
+//! policies, record, metrics, logs).
+//!
+//! ```text
+//! cargo run --release --example baseline -- --listen 127.0.0.1:8444 --tls-dir certs
+//! ```
+//!
+//! Used by `bench/load.py`; not a product.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use arc_swap::ArcSwap;
+use axum::Router;
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use clap::Parser;
+use forcegate::admission::{self, BadReview};
+use forcegate::cleanup::NoopRecorder;
+use forcegate::cli::ServeArgs;
+use forcegate::cluster::SnapshotCluster;
+use forcegate::decision::Decision;
+use forcegate::engine::{Engine, Settings};
+use forcegate::policy::PolicySet;
+use forcegate::server::{self, Server, Shutdown};
+use futures::StreamExt;
+use tokio::sync::Semaphore;
+
+/// `forcegate serve`'s flags; those about policies and the cluster are
+/// accepted and ignored, so both servers can be started the same way.
+#[derive(Debug, Parser)]
+#[command(name = "baseline", about = "Bare AdmissionReview server (benchmark baseline)")]
+struct Cli {
+    #[command(flatten)]
+    serve: ServeArgs,
+}
+
+/// What the handler needs: the limits `serve` applies in its handler.
+#[derive(Clone)]
+struct Limits {
+    body_limit: usize,
+    request_timeout: Duration,
+    permits: Arc<Semaphore>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    forcegate::telemetry::init(cli.serve.log_format);
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("baseline: cannot start the async runtime: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli.serve)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("baseline: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    let config = server::Config::from_args(&args)?;
+    forcegate::certs::ensure_dev_certs(&args.tls_dir, "forcegate", "forcegate")
+        .with_context(|| format!("certificates in {}", args.tls_dir.display()))?;
+    let limits = Limits {
+        body_limit: config.body_limit,
+        request_timeout: config.request_timeout,
+        permits: Arc::new(Semaphore::new(config.max_concurrency.max(1))),
+    };
+    let router = Router::new()
+        .route("/validate", post(allow))
+        .route("/mutate", post(allow))
+        .route("/healthz", get(ok))
+        .route("/readyz", get(ok))
+        .with_state(limits);
+    // The server wants an engine (for the readiness of its plain-HTTP port);
+    // an empty one: the baseline never decides.
+    let engine = Arc::new(Engine::new(
+        Arc::new(ArcSwap::from_pointee(PolicySet::default())),
+        Arc::new(SnapshotCluster::default()),
+        Arc::new(NoopRecorder),
+        Settings::default(),
+    ));
+    let shutdown = Shutdown::new();
+    let running = Server::new(config, engine)
+        .with_webhook_router(router)
+        .with_shutdown(shutdown.clone())
+        .bind()
+        .await?;
+    tracing::info!(listen = %running.local_addr(), "baseline serving");
+    tokio::spawn(async move {
+        if server::shutdown::signal().await.is_ok() {
+            shutdown.trigger();
+        }
+    });
+    let drained = running.wait().await;
+    anyhow::ensure!(drained.is_clean(), "drain incomplete: {drained:?}");
+    Ok(())
+}
+
+async fn ok() -> &'static str {
+    "ok\n"
+}
+
+async fn allow(State(limits): State<Limits>, headers: HeaderMap, body: Body) -> Response {
+    let answered = tokio::time::timeout(limits.request_timeout, answer(&limits, &headers, body));
+    match answered.await {
+        Ok(Ok(bytes)) => json(StatusCode::OK, bytes),
+        Ok(Err(bad)) => {
+            let status = StatusCode::from_u16(bad.http_status()).unwrap_or(StatusCode::BAD_REQUEST);
+            let body = serde_json::json!({"error": bad.to_string(), "reason": bad.reason()});
+            json(status, body.to_string().into_bytes())
+        }
+        Err(_) => json(StatusCode::SERVICE_UNAVAILABLE, b"{\"reason\":\"timeout\"}".to_vec()),
+    }
+}
+
+async fn answer(limits: &Limits, headers: &HeaderMap, body: Body) -> Result<Vec<u8>, BadReview> {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+        .unwrap_or_default();
+    let media_type = content_type.split(';').next().unwrap_or_default().trim();
+    if !media_type.eq_ignore_ascii_case("application/json") {
+        return Err(BadReview::WrongContentType {
+            found: content_type,
+        });
+    }
+    let _permit = limits.permits.acquire().await.ok();
+    let mut stream = body.into_data_stream();
+    let mut bytes = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|err| BadReview::BodyRead(err.to_string()))?;
+        if bytes.len() + chunk.len() > limits.body_limit {
+            return Err(BadReview::TooLarge {
+                limit: limits.body_limit,
+            });
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    let request = admission::decode(&bytes)?;
+    let response = admission::respond(&request, &Decision::allow(), None);
+    Ok(admission::encode(&response))
+}
+
+fn json(status: StatusCode, body: Vec<u8>) -> Response {
+    let content_type = [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))];
+    (status, content_type, body).into_response()
+}
