@@ -288,6 +288,31 @@ mod tests {
         }
     }
 
+    /// The reverse direction: a field added to `Facts` must be added here
+    /// (and to docs/policies.md) before policies can name it.
+    #[test]
+    fn every_facts_field_is_in_the_catalog() {
+        let facts = serde_json::to_value(full_facts()).expect("facts serialize");
+        let mut names = Vec::new();
+        for (group, value) in facts.as_object().into_iter().flatten() {
+            if group == "unknown" {
+                continue;
+            }
+            names.push(group.clone());
+            for (field, inner) in value.as_object().into_iter().flatten() {
+                names.push(format!("{group}.{field}"));
+                if group == "owners" {
+                    for nested in inner.as_object().into_iter().flatten().map(|(k, _)| k) {
+                        names.push(format!("{group}.{field}.{nested}"));
+                    }
+                }
+            }
+        }
+        for name in names {
+            assert!(lookup(&name).is_some(), "Facts field {name} is not in the catalog");
+        }
+    }
+
     #[test]
     fn every_group_is_a_facts_field() {
         let facts = serde_json::to_value(full_facts()).expect("facts serialize");

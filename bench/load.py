@@ -1,0 +1,609 @@
+#!/usr/bin/env python3
+"""Load run: forcegate serve against a bare baseline, same stack, same load.
+
+    python3 bench/load.py            # full run, ~12 minutes plus builds
+    python3 bench/load.py --quick    # 5 s phases, for trying the script
+
+What it does, in order (see docs/performance.md):
+  1. installs what it needs if missing: oha (cargo install), matplotlib (pip);
+  2. builds release: forcegate, examples/baseline, examples/bench_fixtures;
+  3. writes deterministic synthetic snapshots (1k, 10k, 100k pods) and, for
+     each, AdmissionReview bodies aimed at objects in it (the load mix:
+     force delete of a leader, of a pod with an attached volume, a finalizer
+     strip, a kubelet final delete);
+  4. starts `forcegate serve` (10k snapshot, shipped policies, journal in a
+     temp dir) and the baseline on 127.0.0.1, waits for /readyz, checks one
+     request of each kind gets the expected answer;
+  5. drives both with oha over HTTP/1.1 keep-alive TLS: closed loop at peak
+     (alternating forcegate/baseline, `--rounds` times), then open loop at
+     fixed rates (fractions of the baseline peak, and half of forcegate's);
+  6. reads RSS (VmRSS/VmHWM from /proc) of serve idle after the load, then
+     for each snapshot size: at ready and idle after a short load;
+  7. runs the criterion bench `admission` (decide/) for decision time vs
+     cluster size;
+  8. writes docs/img/latency-vs-load.png, docs/img/scaling.png,
+     bench/results.json, and the results section of docs/performance.md.
+
+Traffic goes to 127.0.0.1 only; every phase is bounded in time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import ssl
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RELEASE = ROOT / "target" / "release"
+OHA_VERSION = "1.16.0"
+SIZES = [1_000, 10_000, 100_000]
+MAIN_SIZE = 10_000
+CONNECTIONS = 32
+READY_TIMEOUT_S = 180
+STOP_TIMEOUT_S = 30
+
+
+def log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def run(cmd: list[str], **kwargs) -> subprocess.CompletedProcess:
+    log("$ " + " ".join(str(c) for c in cmd))
+    return subprocess.run(cmd, check=True, **kwargs)
+
+
+# ---------------------------------------------------------------- tools
+
+
+def ensure_oha() -> str:
+    found = shutil.which("oha")
+    if found:
+        return found
+    cargo_bin = Path.home() / ".cargo" / "bin" / "oha"
+    if cargo_bin.exists():
+        return str(cargo_bin)
+    log(f"oha not found: cargo install oha --locked --version {OHA_VERSION}")
+    run(["cargo", "install", "oha", "--locked", "--version", OHA_VERSION])
+    return str(cargo_bin)
+
+
+def ensure_matplotlib() -> None:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        log("matplotlib not found: pip install matplotlib")
+        run([sys.executable, "-m", "pip", "install", "--quiet", "matplotlib"])
+
+
+def build() -> None:
+    run(
+        [
+            "cargo", "build", "--release", "--bin", "forcegate",
+            "--example", "baseline", "--example", "bench_fixtures",
+        ],
+        cwd=ROOT,
+    )
+
+
+# ---------------------------------------------------------------- machine
+
+
+def machine() -> dict:
+    cpu = "unknown"
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    mem_kib = 0
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemTotal"):
+            mem_kib = int(line.split()[1])
+    return {
+        "nproc": os.cpu_count(),
+        "cpu": cpu,
+        "memory_gib": round(mem_kib / 1024 / 1024, 1),
+        "kernel": os.uname().release,
+        "date_utc": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    }
+
+
+def load_average() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def memory(pid: int) -> dict:
+    """VmRSS and VmHWM of a process, in MiB."""
+    out = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key = line.split(":", 1)[0]
+        if key in ("VmRSS", "VmHWM"):
+            out[key] = round(int(line.split()[1]) / 1024, 1)
+    return out
+
+
+# ---------------------------------------------------------------- servers
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """A server process on 127.0.0.1 with its log file."""
+
+    def __init__(self, name: str, cmd: list[str], port: int, log_path: Path):
+        self.name = name
+        self.port = port
+        self.url = f"https://127.0.0.1:{port}"
+        self.log_path = log_path
+        self.log_file = open(log_path, "wb")
+        log(f"starting {name}: {' '.join(cmd)}")
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=self.log_file, stderr=subprocess.STDOUT)
+        self.ready_after_s: float | None = None
+
+    def wait_ready(self, ca: Path) -> None:
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise SystemExit(f"{self.name} exited with {self.proc.returncode}; see {self.log_path}")
+            if ca.exists():
+                try:
+                    ctx = ssl.create_default_context(cafile=str(ca))
+                    with urllib.request.urlopen(self.url + "/readyz", context=ctx, timeout=2) as r:
+                        if r.status == 200:
+                            self.ready_after_s = round(time.monotonic() - self.started, 2)
+                            log(f"{self.name} ready after {self.ready_after_s}s")
+                            return
+                except (urllib.error.URLError, ConnectionError, OSError, ssl.SSLError):
+                    pass
+            time.sleep(0.2)
+        self.stop()
+        raise SystemExit(f"{self.name} not ready within {READY_TIMEOUT_S}s; see {self.log_path}")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log_file.close()
+
+
+def start_forcegate(work: Path, snapshot: Path, certs: Path, tag: str) -> Server:
+    port = free_port()
+    journal = work / f"journal-{tag}" / "forcegate.journal"
+    journal.parent.mkdir(parents=True, exist_ok=True)
+    cmd = [
+        str(RELEASE / "forcegate"), "serve",
+        "--listen", f"127.0.0.1:{port}", "--metrics-listen", "",
+        "--tls-dir", str(certs), "--policies", str(ROOT / "policies"),
+        "--cluster", str(snapshot), "--journal", str(journal),
+        "--log-format", "json",
+    ]
+    return Server(f"forcegate-{tag}", cmd, port, work / f"forcegate-{tag}.log")
+
+
+def start_baseline(work: Path, certs: Path) -> Server:
+    port = free_port()
+    cmd = [
+        str(RELEASE / "examples" / "baseline"),
+        "--listen", f"127.0.0.1:{port}", "--metrics-listen", "",
+        "--tls-dir", str(certs), "--log-format", "json",
+    ]
+    return Server("baseline", cmd, port, work / "baseline.log")
+
+
+def post(server: Server, ca: Path, body: bytes) -> dict:
+    ctx = ssl.create_default_context(cafile=str(ca))
+    req = urllib.request.Request(
+        server.url + "/validate", data=body, headers={"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(req, context=ctx, timeout=10) as r:
+        return json.load(r)
+
+
+def check_decisions(forcegate: Server, baseline: Server, ca: Path, samples: Path, summary: dict) -> list:
+    """One request of each kind: forcegate decides as expected, baseline allows."""
+    rows = []
+    for scenario in summary["scenarios"]:
+        body = (samples / f"{scenario['name']}.json").read_bytes()
+        got = post(forcegate, ca, body)["response"]
+        base = post(baseline, ca, body)["response"]
+        if got["allowed"] != scenario["expectAllowed"]:
+            raise SystemExit(f"{scenario['name']}: forcegate answered {got}")
+        if not base["allowed"]:
+            raise SystemExit(f"{scenario['name']}: baseline answered {base}")
+        message = got.get("status", {}).get("message") or "; ".join(got.get("warnings", []))
+        rows.append({"scenario": scenario["name"], "allowed": got["allowed"], "message": message[:160]})
+        log(f"  {scenario['name']}: allowed={got['allowed']} {message[:100]!r}")
+    return rows
+
+
+# ---------------------------------------------------------------- load
+
+
+def oha(oha_bin: str, server: Server, ca: Path, bodies: Path, seconds: float, rate: float | None = None) -> dict:
+    cmd = [
+        oha_bin, "--no-tui", "--output-format", "json",
+        "-z", f"{seconds}s", "-w", "-c", str(CONNECTIONS),
+        "--http-version", "1.1", "--cacert", str(ca),
+        "-m", "POST", "-T", "application/json", "-Z", str(bodies),
+    ]
+    if rate is not None:
+        cmd += ["-q", f"{rate:.0f}", "--latency-correction"]
+    cmd.append(server.url + "/validate")
+    load_before = load_average()
+    done = subprocess.run(cmd, check=True, capture_output=True, timeout=seconds + 60)
+    report = json.loads(done.stdout)
+    summary = report["summary"]
+    pct = report["latencyPercentiles"]
+    codes = report.get("statusCodeDistribution", {})
+    errors = report.get("errorDistribution", {})
+    ok = codes.get("200", 0)
+    total = sum(codes.values()) + sum(errors.values())
+    result = {
+        "server": server.name,
+        "offered_rps": rate,
+        "rps": round(summary["requestsPerSec"], 1),
+        "p50_ms": ms(pct.get("p50")),
+        "p99_ms": ms(pct.get("p99")),
+        "p99_9_ms": ms(pct.get("p99.9")),
+        "ok": ok,
+        "non_ok": total - ok,
+        "errors": errors,
+        "load_avg_1m": load_before[0],
+    }
+    mode = f"open loop {rate:.0f}/s" if rate else "closed loop (peak)"
+    log(
+        f"  {server.name:<16} {mode:<22} {result['rps']:>8.0f} req/s  p50 {result['p50_ms']} ms"
+        f"  p99 {result['p99_ms']} ms  p99.9 {result['p99_9_ms']} ms  non-200 {result['non_ok']}"
+        f"  (load avg {load_before[0]})"
+    )
+    if result["non_ok"]:
+        log(f"  WARNING: {result['non_ok']} requests failed: {errors} {codes}")
+    return result
+
+
+def ms(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds * 1000, 3)
+
+
+# ---------------------------------------------------------------- criterion
+
+
+def criterion_decide(skip: bool) -> dict:
+    """Mean ns per decision by scenario and pod count, from criterion."""
+    if not skip:
+        run(["cargo", "bench", "--bench", "admission", "--", "decide/"], cwd=ROOT)
+    base = ROOT / "target" / "criterion" / "decide"
+    out: dict[str, dict[str, float]] = {}
+    if not base.exists():
+        return out
+    for scenario_dir in sorted(p for p in base.iterdir() if p.is_dir() and p.name != "report"):
+        for size_dir in sorted(p for p in scenario_dir.iterdir() if p.name.isdigit()):
+            estimates = size_dir / "new" / "estimates.json"
+            if estimates.exists():
+                data = json.loads(estimates.read_text())
+                out.setdefault(scenario_dir.name, {})[size_dir.name] = round(
+                    data["mean"]["point_estimate"], 1
+                )
+    return out
+
+
+# ---------------------------------------------------------------- plots
+
+
+def plot(results: dict, img: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    img.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    for name, style in (("forcegate", "o-"), ("baseline", "s--")):
+        points = sorted(
+            (r for r in results["open_loop"] if r["server"].startswith(name)),
+            key=lambda r: r["rps"],
+        )
+        peak = [r for r in results["peak_rounds"] if r["server"].startswith(name)]
+        points += sorted(peak, key=lambda r: r["rps"])[-1:]
+        xs = [r["rps"] for r in points]
+        for key, alpha in (("p50_ms", 0.6), ("p99_ms", 1.0)):
+            ax.plot(xs, [r[key] for r in points], style, alpha=alpha, label=f"{name} {key[:-3]}")
+    ax.axhline(2.0, color="grey", linestyle=":", linewidth=1, label="p99 target 2 ms")
+    ax.set_yscale("log")
+    ax.set_xlabel("achieved requests/s (last point: closed loop peak)")
+    ax.set_ylabel("latency (ms, log)")
+    ax.set_title(f"Admission latency vs load, {MAIN_SIZE // 1000}k-pod snapshot, HTTP/1.1 TLS")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(img / "latency-vs-load.png", dpi=110)
+    plt.close(fig)
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.2))
+    sizes = results["sizes"]
+    pods = [s["pods"] for s in sizes]
+    left.plot(pods, [s["rss_ready_mib"] for s in sizes], "o-", label="VmRSS at ready")
+    left.plot(pods, [s["rss_after_load_mib"] for s in sizes], "s-", label="VmRSS idle after load")
+    left.plot(pods, [s["hwm_mib"] for s in sizes], "^--", label="VmHWM (peak)")
+    left.axhline(128, color="grey", linestyle=":", label="target at 10k: 128 MiB")
+    left.set_xscale("log")
+    left.set_yscale("log")
+    left.set_xlabel("pods in snapshot")
+    left.set_ylabel("MiB (log)")
+    left.set_title("forcegate serve memory")
+    left.grid(True, which="both", alpha=0.3)
+    left.legend(fontsize=8)
+    for scenario, by_size in sorted(results["decide_ns"].items()):
+        xs = sorted(int(p) for p in by_size)
+        right.plot(xs, [by_size[str(x)] / 1000 for x in xs], "o-", label=scenario)
+    right.set_xscale("log")
+    right.set_xlabel("pods in cluster")
+    right.set_ylabel("µs per decision (classify + facts + policies)")
+    right.set_title("decision time vs cluster size (criterion)")
+    right.set_ylim(bottom=0)
+    right.grid(True, which="both", alpha=0.3)
+    right.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(img / "scaling.png", dpi=110)
+    plt.close(fig)
+
+
+# ---------------------------------------------------------------- report
+
+
+def verdicts(results: dict) -> list[tuple[str, str, str, bool]]:
+    peak = results["peak"]
+    ratio = peak["ratio"]
+    half = results["half_peak_forcegate"]
+    rss = next(s for s in results["sizes"] if s["pods"] == MAIN_SIZE)
+    rss_main = max(rss["rss_after_load_mib"], rss["rss_ready_mib"])
+    rows = [
+        ("throughput ≥ 80% of baseline", f"{ratio:.0%}", "same run, closed loop", ratio >= 0.8),
+        (
+            "p99 ≤ 2 ms at half of peak",
+            f"{half['p99_ms']} ms at {half['rps']:.0f} req/s",
+            "open loop, 50% of forcegate's peak",
+            half["p99_ms"] is not None and half["p99_ms"] <= 2.0,
+        ),
+        ("RSS ≤ 128 MiB on 10k pods", f"{rss_main} MiB (peak {rss['hwm_mib']} MiB)", "VmRSS idle after load", rss_main <= 128),
+    ]
+    decide = results["decide_ns"]
+    worst = None
+    for scenario, by_size in decide.items():
+        if "1000" in by_size and "100000" in by_size:
+            factor = by_size["100000"] / by_size["1000"]
+            if worst is None or factor > worst[1]:
+                worst = (scenario, factor)
+    if worst:
+        rows.append(
+            (
+                "decision at 100k ≤ 1.2× at 1k",
+                f"{worst[1]:.2f}× (worst: {worst[0]})",
+                "criterion decide/",
+                worst[1] <= 1.2,
+            )
+        )
+    return rows
+
+
+def markdown(results: dict) -> str:
+    m = results["machine"]
+    lines = [
+        f"Run of {m['date_utc']} on {m['nproc']} × {m['cpu']}, {m['memory_gib']} GiB, "
+        f"kernel {m['kernel']}; load average at start {results['load_avg_start']} "
+        f"(the machine is shared), {results['phase_seconds']} s per phase, "
+        f"{CONNECTIONS} connections, {results['rounds']} alternating peak rounds.",
+        "",
+        "| run | req/s | p50 ms | p99 ms | p99.9 ms | load avg (1m) |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in results["peak_rounds"]:
+        lines.append(
+            f"| {r['server']} peak (closed loop) | {r['rps']:.0f} | {r['p50_ms']} | {r['p99_ms']} "
+            f"| {r['p99_9_ms']} | {r['load_avg_1m']} |"
+        )
+    for r in results["open_loop"]:
+        lines.append(
+            f"| {r['server']} at {r['offered_rps']:.0f}/s (open loop) | {r['rps']:.0f} | {r['p50_ms']} "
+            f"| {r['p99_ms']} | {r['p99_9_ms']} | {r['load_avg_1m']} |"
+        )
+    p = results["peak"]
+    lines += [
+        "",
+        f"Peak (median of rounds): forcegate {p['forcegate']:.0f} req/s, baseline "
+        f"{p['baseline']:.0f} req/s, **ratio {p['ratio']:.0%}**.",
+        "",
+        "| snapshot pods | ready after s | VmRSS at ready MiB | VmRSS idle after load MiB | VmHWM MiB |",
+        "|---:|---:|---:|---:|---:|",
+    ]
+    for s in results["sizes"]:
+        lines.append(
+            f"| {s['pods']} | {s['ready_after_s']} | {s['rss_ready_mib']} | {s['rss_after_load_mib']} | {s['hwm_mib']} |"
+        )
+    b = results["baseline_rss"]
+    lines += ["", f"Baseline RSS idle after load: {b.get('VmRSS')} MiB (peak {b.get('VmHWM')} MiB).", ""]
+    decide = results["decide_ns"]
+    if decide:
+        sizes = sorted({int(s) for by in decide.values() for s in by})
+        lines.append("| decision (µs, criterion mean) | " + " | ".join(f"{s // 1000}k pods" for s in sizes) + " | 100k / 1k |")
+        lines.append("|---|" + "---:|" * (len(sizes) + 1))
+        for scenario, by_size in sorted(decide.items()):
+            cells = [f"{by_size[str(s)] / 1000:.2f}" if str(s) in by_size else "–" for s in sizes]
+            factor = (
+                f"{by_size['100000'] / by_size['1000']:.2f}×"
+                if "100000" in by_size and "1000" in by_size
+                else "–"
+            )
+            lines.append(f"| {scenario} | " + " | ".join(cells) + f" | {factor} |")
+        lines.append("")
+    lines += ["| target | measured | how | met |", "|---|---|---|---|"]
+    for target, measured, how, met in verdicts(results):
+        lines.append(f"| {target} | {measured} | {how} | {'met' if met else '**missed**'} |")
+    return "\n".join(lines) + "\n"
+
+
+def update_doc(text: str) -> None:
+    doc = ROOT / "docs" / "performance.md"
+    begin, end = "<!-- results:begin -->", "<!-- results:end -->"
+    if not doc.exists():
+        log(f"{doc} missing: not updating")
+        return
+    content = doc.read_text()
+    pattern = re.compile(re.escape(begin) + ".*?" + re.escape(end), re.S)
+    if not pattern.search(content):
+        log(f"{doc} has no results markers: not updating")
+        return
+    doc.write_text(pattern.sub(lambda _: f"{begin}\n{text}{end}", content))
+    log(f"updated {doc}")
+
+
+# ---------------------------------------------------------------- main
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=float, default=20, help="length of each load phase")
+    parser.add_argument("--rounds", type=int, default=2, help="alternating peak rounds per server")
+    parser.add_argument("--quick", action="store_true", help="5 s phases, 1 round (trying the script)")
+    parser.add_argument("--skip-build", action="store_true")
+    parser.add_argument("--skip-criterion", action="store_true", help="reuse target/criterion results")
+    parser.add_argument("--no-doc", action="store_true", help="do not rewrite docs/performance.md")
+    parser.add_argument("--workdir", type=Path, help="keep fixtures and logs here (default: temp dir)")
+    args = parser.parse_args()
+    if args.quick:
+        args.seconds, args.rounds = 5, 1
+    seconds = max(1.0, min(args.seconds, 120.0))
+    rounds = max(1, min(args.rounds, 5))
+
+    oha_bin = ensure_oha()
+    ensure_matplotlib()
+    if not args.skip_build:
+        build()
+
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="forcegate-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    log(f"work dir {work}")
+    results: dict = {
+        "machine": machine(),
+        "load_avg_start": load_average(),
+        "phase_seconds": seconds,
+        "rounds": rounds,
+        "connections": CONNECTIONS,
+        "oha": subprocess.run([oha_bin, "--version"], capture_output=True, text=True).stdout.strip(),
+    }
+    fixtures = {}
+    for pods in SIZES:
+        out = work / f"{pods}"
+        done = run([str(RELEASE / "examples" / "bench_fixtures"), str(pods), str(out)], capture_output=True, text=True)
+        fixtures[pods] = json.loads(done.stdout)
+        fixtures[pods]["dir"] = out
+    certs = work / "certs"
+    ca = certs / "ca.crt"
+    main_fx = fixtures[MAIN_SIZE]
+    bodies = Path(main_fx["bodies"])
+
+    servers: list[Server] = []
+    try:
+        forcegate = start_forcegate(work, Path(main_fx["snapshot"]), certs, "10k")
+        servers.append(forcegate)
+        forcegate.wait_ready(ca)
+        baseline = start_baseline(work, certs)
+        servers.append(baseline)
+        baseline.wait_ready(ca)
+        log("checking one request of each kind")
+        results["decisions"] = check_decisions(forcegate, baseline, ca, Path(main_fx["samples"]), main_fx)
+
+        log("warm-up")
+        for server in (forcegate, baseline):
+            oha(oha_bin, server, ca, bodies, min(3.0, seconds))
+
+        log("peak, closed loop, alternating")
+        results["peak_rounds"] = []
+        for _ in range(rounds):
+            for server in (forcegate, baseline):
+                results["peak_rounds"].append(oha(oha_bin, server, ca, bodies, seconds))
+        peak_f = statistics.median(r["rps"] for r in results["peak_rounds"] if r["server"] == forcegate.name)
+        peak_b = statistics.median(r["rps"] for r in results["peak_rounds"] if r["server"] == baseline.name)
+        results["peak"] = {"forcegate": peak_f, "baseline": peak_b, "ratio": round(peak_f / peak_b, 3)}
+        log(f"peak: forcegate {peak_f:.0f} req/s, baseline {peak_b:.0f} req/s, ratio {peak_f / peak_b:.1%}")
+
+        log("fixed rates, open loop")
+        results["open_loop"] = []
+        for fraction in (0.1, 0.25, 0.5, 0.75):
+            rate = peak_b * fraction
+            for server in (forcegate, baseline):
+                results["open_loop"].append(oha(oha_bin, server, ca, bodies, seconds, rate))
+        half = oha(oha_bin, forcegate, ca, bodies, seconds, peak_f * 0.5)
+        results["open_loop"].append(half)
+        results["half_peak_forcegate"] = half
+
+        time.sleep(5)
+        results["main_rss"] = memory(forcegate.proc.pid)
+        results["baseline_rss"] = memory(baseline.proc.pid)
+        log(f"idle after load: forcegate {results['main_rss']}, baseline {results['baseline_rss']}")
+    finally:
+        for server in servers:
+            server.stop()
+
+    log("memory vs snapshot size")
+    results["sizes"] = []
+    moderate = min(1000.0, results["peak"]["forcegate"] * 0.5)
+    for pods in SIZES:
+        fx = fixtures[pods]
+        server = start_forcegate(work, Path(fx["snapshot"]), certs, f"{pods // 1000}k-rss")
+        try:
+            server.wait_ready(ca)
+            time.sleep(2)
+            at_ready = memory(server.proc.pid)
+            run_result = oha(oha_bin, server, ca, Path(fx["bodies"]), min(seconds, 10.0), moderate)
+            time.sleep(3)
+            after = memory(server.proc.pid)
+        finally:
+            server.stop()
+        results["sizes"].append(
+            {
+                "pods": pods,
+                "ready_after_s": server.ready_after_s,
+                "rss_ready_mib": at_ready["VmRSS"],
+                "rss_after_load_mib": after["VmRSS"],
+                "hwm_mib": after["VmHWM"],
+                "load_rps": run_result["rps"],
+                "load_p99_ms": run_result["p99_ms"],
+            }
+        )
+        log(f"  {pods} pods: ready after {server.ready_after_s}s, at ready {at_ready}, after load {after}")
+
+    results["decide_ns"] = criterion_decide(args.skip_criterion)
+    (ROOT / "bench" / "results.json").write_text(json.dumps(results, indent=1, default=str) + "\n")
+    plot(results, ROOT / "docs" / "img")
+    text = markdown(results)
+    print()
+    print(text)
+    if not args.no_doc:
+        update_doc(text)
+    log(f"done; fixtures and logs in {work}")
+
+
+if __name__ == "__main__":
+    main()
