@@ -47,7 +47,12 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-RELEASE = ROOT / "target" / "release"
+# Honour CARGO_TARGET_DIR like cargo does (a separate target dir avoids
+# waiting on the build lock of a shared working tree).
+TARGET = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+if not TARGET.is_absolute():
+    TARGET = ROOT / TARGET
+RELEASE = TARGET / "release"
 OHA_VERSION = "1.16.0"
 SIZES = [1_000, 10_000, 100_000]
 MAIN_SIZE = 10_000
@@ -293,7 +298,7 @@ def criterion_decide(skip: bool) -> dict:
     """Mean ns per decision by scenario and pod count, from criterion."""
     if not skip:
         run(["cargo", "bench", "--bench", "admission", "--", "decide/"], cwd=ROOT)
-    base = ROOT / "target" / "criterion" / "decide"
+    base = TARGET / "criterion" / "decide"
     out: dict[str, dict[str, float]] = {}
     if not base.exists():
         return out

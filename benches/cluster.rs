@@ -55,13 +55,28 @@ fn lookups(c: &mut Criterion) {
         let gathered = facts::gather(&intent, &request, &view, spec.now);
         assert!(gathered.unknown.is_empty() && gathered.leader.is_some_and(|l| l.is_leader));
 
-        group.bench_with_input(BenchmarkId::new("gather_force_delete_leader", pods), &pods, |b, _| {
-            b.iter(|| facts::gather(black_box(&intent), black_box(&request), &view, spec.now))
-        });
+        group.bench_with_input(
+            BenchmarkId::new("gather_force_delete_leader", pods),
+            &pods,
+            |b, _| {
+                b.iter(|| facts::gather(black_box(&intent), black_box(&request), &view, spec.now))
+            },
+        );
         let (job_intent, job_request) = force_delete(&job_ns, &job_name);
-        group.bench_with_input(BenchmarkId::new("gather_force_delete_job_pod", pods), &pods, |b, _| {
-            b.iter(|| facts::gather(black_box(&job_intent), black_box(&job_request), &view, spec.now))
-        });
+        group.bench_with_input(
+            BenchmarkId::new("gather_force_delete_job_pod", pods),
+            &pods,
+            |b, _| {
+                b.iter(|| {
+                    facts::gather(
+                        black_box(&job_intent),
+                        black_box(&job_request),
+                        &view,
+                        spec.now,
+                    )
+                })
+            },
+        );
         group.bench_with_input(BenchmarkId::new("pod_by_name", pods), &pods, |b, _| {
             b.iter(|| view.pod(black_box(&namespace), black_box(&name)))
         });

@@ -5,6 +5,7 @@
 //! of an admission call) against the example snapshot: a StatefulSet leader
 //! with an attached volume (two denials, templates rendered) and a pod on a
 //! fenced node (allowed, recorded).
+//! `policy_evaluate_denied`: the policies alone (facts gathered beforehand).
 //! `policy_load_dir`: parsing and compiling the shipped directory (a reload).
 
 use std::hint::black_box;
@@ -17,8 +18,10 @@ use forcegate::admission;
 use forcegate::cleanup::NoopRecorder;
 use forcegate::cluster::SnapshotCluster;
 use forcegate::engine::{Engine, Settings};
+use forcegate::facts;
 use forcegate::intent;
-use forcegate::policy::PolicySet;
+use forcegate::policy::{EvalInput, PolicySet};
+use k8s_openapi::jiff::Timestamp;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -46,6 +49,25 @@ fn bench(c: &mut Criterion) {
             b.iter(|| black_box(engine.decide(black_box(&intent), black_box(&request))))
         });
     }
+    let body =
+        std::fs::read(root().join("examples/reviews/force-delete-leader.json")).expect("review");
+    let request = admission::decode(&body).expect("decodes");
+    let intent = intent::classify(&request);
+    let now = Timestamp::now();
+    let facts = facts::gather(&intent, &request, engine.cluster().as_ref(), now);
+    let settings = Settings::default();
+    let set = engine.policies().load();
+    c.bench_function("policy_evaluate_denied", |b| {
+        b.iter(|| {
+            black_box(set.evaluate(&EvalInput {
+                intent: black_box(&intent),
+                facts: black_box(&facts),
+                request: black_box(&request),
+                settings: &settings,
+                now,
+            }))
+        })
+    });
     c.bench_function("policy_load_dir", |b| {
         b.iter(|| black_box(PolicySet::load_dir(&root().join("policies")).expect("loads")))
     });

@@ -15,7 +15,7 @@ use crate::cluster::ClusterView;
 use crate::decision::Decision;
 use crate::facts::{self, Facts};
 use crate::intent::{self, Intent, IntentKind};
-use crate::policy::{EvalInput, PolicySet};
+use crate::policy::{EvalInput, PolicyMetrics, PolicySet};
 
 /// Which webhook the API server called.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,6 +65,8 @@ pub struct Engine {
     cluster: Arc<dyn ClusterView>,
     recorder: Arc<dyn Recorder>,
     settings: Settings,
+    /// Counts fired policies (`forcegate_policy_outcomes_total`) when set.
+    policy_metrics: Option<PolicyMetrics>,
 }
 
 impl Engine {
@@ -79,7 +81,14 @@ impl Engine {
             cluster,
             recorder,
             settings,
+            policy_metrics: None,
         }
+    }
+
+    /// Count the policies behind every `/validate` decision.
+    pub fn with_policy_metrics(mut self, metrics: PolicyMetrics) -> Self {
+        self.policy_metrics = Some(metrics);
+        self
     }
 
     pub fn policies(&self) -> &Arc<ArcSwap<PolicySet>> {
@@ -99,6 +108,10 @@ impl Engine {
         let request = admission::decode(body)?;
         let intent = intent::classify(&request);
         let (facts, decision) = self.decide(&intent, &request);
+        // Once per request: /mutate evaluates the same policies again.
+        if let (Endpoint::Validate, Some(metrics)) = (endpoint, &self.policy_metrics) {
+            metrics.observe(&decision);
+        }
         let (decision, record, patch) = match endpoint {
             Endpoint::Validate => self.record(&intent, &facts, decision).await,
             Endpoint::Mutate => mutation(&intent, &request, decision),

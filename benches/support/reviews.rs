@@ -6,6 +6,7 @@
 //! requests. Targets exist in the snapshot, so every decision is a real one:
 //! the facts are found, the policies fire or not for the reason they say.
 
+use std::borrow::Borrow;
 use std::collections::HashMap;
 
 use forcegate::cluster::Object;
@@ -136,14 +137,14 @@ impl<'a> Targets<'a> {
 
     fn pods(&self) -> impl Iterator<Item = &'a Pod> + 'a {
         self.cluster.objects.iter().filter_map(|o| match o {
-            Object::Pod(pod) => Some(pod),
+            Object::Pod(pod) => Some(Borrow::<Pod>::borrow(pod)),
             _ => None,
         })
     }
 
     fn namespaces(&self) -> impl Iterator<Item = &'a Namespace> + 'a {
         self.cluster.objects.iter().filter_map(|o| match o {
-            Object::Namespace(ns) => Some(ns),
+            Object::Namespace(ns) => Some(Borrow::<Namespace>::borrow(ns)),
             _ => None,
         })
     }

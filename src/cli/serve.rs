@@ -99,9 +99,12 @@ async fn serve(args: ServeArgs) -> Result<Drained, Fatal> {
     tracing::info!(dir = %args.policies.display(), policies = ?set.names(), "policies loaded");
     policy_metrics.loaded(set.len());
     let policies = Arc::new(ArcSwap::from_pointee(set));
-    let _policy_watch =
-        policy::watch::spawn(args.policies.clone(), policies.clone(), policy_metrics)
-            .map_err(runtime)?;
+    let _policy_watch = policy::watch::spawn(
+        args.policies.clone(),
+        policies.clone(),
+        policy_metrics.clone(),
+    )
+    .map_err(runtime)?;
 
     let cleanup_metrics = CleanupMetrics::register(&mut registry);
     let (cluster, recorder) = if args.cluster.trim() == "kube" {
@@ -115,7 +118,9 @@ async fn serve(args: ServeArgs) -> Result<Drained, Fatal> {
         record_timeout: args.record_timeout,
         deny_without_record: !args.allow_without_record,
     };
-    let engine = Arc::new(Engine::new(policies, cluster, recorder, settings));
+    let engine = Arc::new(
+        Engine::new(policies, cluster, recorder, settings).with_policy_metrics(policy_metrics),
+    );
     let running = Server::new(server_config, engine)
         .with_registry(registry)
         .with_health(Health::default())

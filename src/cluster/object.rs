@@ -1,6 +1,8 @@
 //! One typed, slimmed object of a known kind: the unit both sources feed
 //! into the [`Index`](super::index::Index).
 
+use std::sync::Arc;
+
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::batch::v1::{CronJob, Job};
 use k8s_openapi::api::coordination::v1::Lease;
@@ -43,25 +45,29 @@ impl std::fmt::Display for ObjectKey {
     }
 }
 
-/// A known object, already slimmed (see [`slim`]). ConfigMaps and Endpoints
-/// are metadata-only: facts only read their leader annotation.
+/// A known object. ConfigMaps and Endpoints are metadata-only: facts only
+/// read their leader annotation.
+///
+/// Objects are held in `Arc`s from the start: k8s-openapi structs are large
+/// inline (a `Pod` is ~2.4 KiB before any string), so batches of objects
+/// move as pointers and the index stores them without another copy.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Object {
-    Pod(Pod),
-    Node(Node),
-    Lease(Lease),
-    VolumeAttachment(VolumeAttachment),
-    PersistentVolumeClaim(PersistentVolumeClaim),
-    PersistentVolume(PersistentVolume),
-    Job(Job),
-    CronJob(CronJob),
-    StatefulSet(StatefulSet),
-    ReplicaSet(ReplicaSet),
-    Deployment(Deployment),
-    EndpointSlice(EndpointSlice),
-    Namespace(Namespace),
-    ConfigMap(ObjectMeta),
-    Endpoints(ObjectMeta),
+    Pod(Arc<Pod>),
+    Node(Arc<Node>),
+    Lease(Arc<Lease>),
+    VolumeAttachment(Arc<VolumeAttachment>),
+    PersistentVolumeClaim(Arc<PersistentVolumeClaim>),
+    PersistentVolume(Arc<PersistentVolume>),
+    Job(Arc<Job>),
+    CronJob(Arc<CronJob>),
+    StatefulSet(Arc<StatefulSet>),
+    ReplicaSet(Arc<ReplicaSet>),
+    Deployment(Arc<Deployment>),
+    EndpointSlice(Arc<EndpointSlice>),
+    Namespace(Arc<Namespace>),
+    ConfigMap(Arc<ObjectMeta>),
+    Endpoints(Arc<ObjectMeta>),
 }
 
 impl Object {
@@ -100,7 +106,7 @@ impl Object {
             Object::Deployment(o) => &o.metadata,
             Object::EndpointSlice(o) => &o.metadata,
             Object::Namespace(o) => &o.metadata,
-            Object::ConfigMap(m) | Object::Endpoints(m) => m,
+            Object::ConfigMap(m) | Object::Endpoints(m) => m.as_ref(),
         }
     }
 
@@ -133,66 +139,105 @@ impl Object {
                 meta.remove("managedFields");
             }
         }
+        fn decode<T: serde::de::DeserializeOwned>(
+            value: serde_json::Value,
+        ) -> Result<T, serde_json::Error> {
+            serde_json::from_value(value)
+        }
         let object = match kind {
-            Kind::Pod => Object::Pod(serde_json::from_value(value)?),
-            Kind::Node => Object::Node(serde_json::from_value(value)?),
-            Kind::Lease => Object::Lease(serde_json::from_value(value)?),
-            Kind::VolumeAttachment => Object::VolumeAttachment(serde_json::from_value(value)?),
+            Kind::Pod => Object::Pod(Arc::new(slim::pod(decode(value)?))),
+            Kind::Node => Object::Node(Arc::new(slim::node(decode(value)?))),
+            Kind::Lease => Object::Lease(Arc::new(slim::with_meta(decode::<Lease>(value)?))),
+            Kind::VolumeAttachment => Object::VolumeAttachment(Arc::new(slim::with_meta(
+                decode::<VolumeAttachment>(value)?,
+            ))),
             Kind::PersistentVolumeClaim => {
-                Object::PersistentVolumeClaim(serde_json::from_value(value)?)
+                Object::PersistentVolumeClaim(Arc::new(slim::with_meta(decode::<
+                    PersistentVolumeClaim,
+                >(value)?)))
             }
-            Kind::PersistentVolume => Object::PersistentVolume(serde_json::from_value(value)?),
-            Kind::Job => Object::Job(serde_json::from_value(value)?),
-            Kind::CronJob => Object::CronJob(serde_json::from_value(value)?),
-            Kind::StatefulSet => Object::StatefulSet(serde_json::from_value(value)?),
-            Kind::ReplicaSet => Object::ReplicaSet(serde_json::from_value(value)?),
-            Kind::Deployment => Object::Deployment(serde_json::from_value(value)?),
-            Kind::EndpointSlice => Object::EndpointSlice(serde_json::from_value(value)?),
-            Kind::Namespace => Object::Namespace(serde_json::from_value(value)?),
-            Kind::ConfigMap => Object::ConfigMap(metadata_of(value)?),
-            Kind::Endpoints => Object::Endpoints(metadata_of(value)?),
+            Kind::PersistentVolume => Object::PersistentVolume(Arc::new(slim::with_meta(
+                decode::<PersistentVolume>(value)?,
+            ))),
+            Kind::Job => Object::Job(Arc::new(slim::job(decode(value)?))),
+            Kind::CronJob => Object::CronJob(Arc::new(slim::cron_job(decode(value)?))),
+            Kind::StatefulSet => Object::StatefulSet(Arc::new(slim::stateful_set(decode(value)?))),
+            Kind::ReplicaSet => Object::ReplicaSet(Arc::new(slim::replica_set(decode(value)?))),
+            Kind::Deployment => Object::Deployment(Arc::new(slim::deployment(decode(value)?))),
+            Kind::EndpointSlice => {
+                Object::EndpointSlice(Arc::new(slim::with_meta(decode::<EndpointSlice>(value)?)))
+            }
+            Kind::Namespace => {
+                Object::Namespace(Arc::new(slim::with_meta(decode::<Namespace>(value)?)))
+            }
+            Kind::ConfigMap => {
+                Object::ConfigMap(Arc::new(slim::metadata_only(metadata_of(value)?)))
+            }
+            Kind::Endpoints => {
+                Object::Endpoints(Arc::new(slim::metadata_only(metadata_of(value)?)))
+            }
         };
-        Ok(object.slim())
+        Ok(object)
     }
 
-    /// Drop everything no fact reads (see [`slim`]).
+    /// Drop everything no fact reads (see [`slim`]), for objects built in
+    /// memory (synthetic clusters, watch events). Decoding with
+    /// [`Object::from_value`] already slims.
     pub fn slim(self) -> Object {
+        fn map<T: Clone>(object: Arc<T>, f: impl FnOnce(T) -> T) -> Arc<T> {
+            Arc::new(f(Arc::unwrap_or_clone(object)))
+        }
         match self {
-            Object::Pod(o) => Object::Pod(slim::pod(o)),
-            Object::Node(o) => Object::Node(slim::node(o)),
-            Object::Lease(mut o) => {
-                slim::meta(&mut o.metadata);
-                Object::Lease(o)
+            Object::Pod(o) => Object::Pod(map(o, slim::pod)),
+            Object::Node(o) => Object::Node(map(o, slim::node)),
+            Object::Lease(o) => Object::Lease(map(o, slim::with_meta)),
+            Object::VolumeAttachment(o) => Object::VolumeAttachment(map(o, slim::with_meta)),
+            Object::PersistentVolumeClaim(o) => {
+                Object::PersistentVolumeClaim(map(o, slim::with_meta))
             }
-            Object::VolumeAttachment(mut o) => {
-                slim::meta(&mut o.metadata);
-                Object::VolumeAttachment(o)
-            }
-            Object::PersistentVolumeClaim(mut o) => {
-                slim::meta(&mut o.metadata);
-                Object::PersistentVolumeClaim(o)
-            }
-            Object::PersistentVolume(mut o) => {
-                slim::meta(&mut o.metadata);
-                Object::PersistentVolume(o)
-            }
-            Object::Job(o) => Object::Job(slim::job(o)),
-            Object::CronJob(o) => Object::CronJob(slim::cron_job(o)),
-            Object::StatefulSet(o) => Object::StatefulSet(slim::stateful_set(o)),
-            Object::ReplicaSet(o) => Object::ReplicaSet(slim::replica_set(o)),
-            Object::Deployment(o) => Object::Deployment(slim::deployment(o)),
-            Object::EndpointSlice(mut o) => {
-                slim::meta(&mut o.metadata);
-                Object::EndpointSlice(o)
-            }
-            Object::Namespace(mut o) => {
-                slim::meta(&mut o.metadata);
-                Object::Namespace(o)
-            }
-            Object::ConfigMap(m) => Object::ConfigMap(slim::metadata_only(m)),
-            Object::Endpoints(m) => Object::Endpoints(slim::metadata_only(m)),
+            Object::PersistentVolume(o) => Object::PersistentVolume(map(o, slim::with_meta)),
+            Object::Job(o) => Object::Job(map(o, slim::job)),
+            Object::CronJob(o) => Object::CronJob(map(o, slim::cron_job)),
+            Object::StatefulSet(o) => Object::StatefulSet(map(o, slim::stateful_set)),
+            Object::ReplicaSet(o) => Object::ReplicaSet(map(o, slim::replica_set)),
+            Object::Deployment(o) => Object::Deployment(map(o, slim::deployment)),
+            Object::EndpointSlice(o) => Object::EndpointSlice(map(o, slim::with_meta)),
+            Object::Namespace(o) => Object::Namespace(map(o, slim::with_meta)),
+            Object::ConfigMap(m) => Object::ConfigMap(map(m, slim::metadata_only)),
+            Object::Endpoints(m) => Object::Endpoints(map(m, slim::metadata_only)),
         }
     }
+}
+
+/// A typed object that can enter the index; the conversion slims it.
+pub trait IntoObject {
+    fn into_object(self) -> Object;
+}
+
+macro_rules! into_object {
+    ($($ty:ident => $slim:path,)*) => {$(
+        impl IntoObject for $ty {
+            fn into_object(self) -> Object {
+                Object::$ty(Arc::new($slim(self)))
+            }
+        }
+    )*};
+}
+
+into_object! {
+    Pod => slim::pod,
+    Node => slim::node,
+    Lease => slim::with_meta,
+    VolumeAttachment => slim::with_meta,
+    PersistentVolumeClaim => slim::with_meta,
+    PersistentVolume => slim::with_meta,
+    Job => slim::job,
+    CronJob => slim::cron_job,
+    StatefulSet => slim::stateful_set,
+    ReplicaSet => slim::replica_set,
+    Deployment => slim::deployment,
+    EndpointSlice => slim::with_meta,
+    Namespace => slim::with_meta,
 }
 
 /// Only `metadata` of a metadata-only kind is decoded; `data` is never read.
@@ -237,7 +282,7 @@ mod tests {
         let Object::CronJob(cron) = object else {
             panic!("wrong kind")
         };
-        let spec = cron.spec;
+        let spec = &cron.spec;
         assert_eq!(spec.schedule, "0 3 * * *");
         assert!(spec.job_template.spec.is_none(), "pod template dropped");
     }

@@ -2,15 +2,20 @@
 //!
 //! Kept: identity (metadata minus `managedFields` and the last-applied
 //! annotation), ownership, finalizers, deletion state, and the spec/status
-//! fields facts and cleanup records read (node, volumes, IPs, phases,
-//! container IDs). Dropped: pod templates, container specs, env, probes,
-//! node image lists and the like.
+//! fields facts and cleanup records read (node, claim volumes, IPs, phases).
+//! Dropped: pod templates, containers and their statuses, env, probes, node
+//! image lists and the like. k8s-openapi structs are large even when empty
+//! (a `Container` is ~2 KiB, a `Volume` ~3 KiB inline), so dropping whole
+//! elements matters more than clearing their fields.
+//!
+//! A slimmed pod has an empty `spec.containers`: it describes what facts
+//! need, and is never written back to the API server.
 
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::batch::v1::{CronJob, Job};
 use k8s_openapi::api::core::v1::{
-    Container, ContainerStatus, EphemeralVolumeSource, Node, PersistentVolumeClaim, Pod, PodSpec,
-    PodStatus, PodTemplateSpec, Volume,
+    EphemeralVolumeSource, Node, PersistentVolumeClaim, Pod, PodSpec, PodStatus, PodTemplateSpec,
+    Volume,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
@@ -28,6 +33,12 @@ pub fn meta(meta: &mut ObjectMeta) {
             meta.annotations = None;
         }
     }
+}
+
+/// Kinds whose every field may matter lose only the metadata noise.
+pub fn with_meta<T: k8s_openapi::Metadata<Ty = ObjectMeta>>(mut object: T) -> T {
+    meta(object.metadata_mut());
+    object
 }
 
 /// Metadata-only kinds keep identity and the leader annotation, nothing else.
@@ -57,10 +68,6 @@ fn pod_spec(spec: PodSpec) -> PodSpec {
     PodSpec {
         node_name: spec.node_name,
         volumes: spec.volumes.map(claim_volumes).filter(|v| !v.is_empty()),
-        containers: spec.containers.into_iter().map(container).collect(),
-        init_containers: spec
-            .init_containers
-            .map(|c| c.into_iter().map(container).collect()),
         hostname: spec.hostname,
         subdomain: spec.subdomain,
         host_network: spec.host_network,
@@ -98,14 +105,6 @@ fn claim_volumes(volumes: Vec<Volume>) -> Vec<Volume> {
         .collect()
 }
 
-fn container(c: Container) -> Container {
-    Container {
-        name: c.name,
-        image: c.image,
-        ..Container::default()
-    }
-}
-
 fn pod_status(status: PodStatus) -> PodStatus {
     PodStatus {
         phase: status.phase,
@@ -114,28 +113,7 @@ fn pod_status(status: PodStatus) -> PodStatus {
         pod_ips: status.pod_ips,
         host_ip: status.host_ip,
         start_time: status.start_time,
-        conditions: status.conditions,
-        container_statuses: status
-            .container_statuses
-            .map(|s| s.into_iter().map(container_status).collect()),
-        init_container_statuses: status
-            .init_container_statuses
-            .map(|s| s.into_iter().map(container_status).collect()),
         ..PodStatus::default()
-    }
-}
-
-/// Container IDs stay: node-side cleanup (`crictl rm`) needs them.
-fn container_status(s: ContainerStatus) -> ContainerStatus {
-    ContainerStatus {
-        name: s.name,
-        container_id: s.container_id,
-        image: s.image,
-        ready: s.ready,
-        restart_count: s.restart_count,
-        started: s.started,
-        state: s.state,
-        ..ContainerStatus::default()
     }
 }
 
@@ -207,10 +185,12 @@ pub fn deployment(mut deployment: Deployment) -> Deployment {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use k8s_openapi::api::core::v1::{PersistentVolumeClaimVolumeSource, ProjectedVolumeSource};
+    use k8s_openapi::api::core::v1::{
+        Container, ContainerStatus, PersistentVolumeClaimVolumeSource, ProjectedVolumeSource,
+    };
 
     #[test]
-    fn pod_keeps_claims_node_and_container_ids_only() {
+    fn pod_keeps_claims_node_and_addresses_only() {
         let full = Pod {
             metadata: ObjectMeta {
                 name: Some("db-0".into()),
@@ -247,10 +227,10 @@ mod tests {
                 ..PodSpec::default()
             }),
             status: Some(PodStatus {
+                pod_ip: Some("10.244.1.7".into()),
                 container_statuses: Some(vec![ContainerStatus {
                     name: "db".into(),
                     container_id: Some("containerd://abc".into()),
-                    image_id: "sha256:xyz".into(),
                     ..ContainerStatus::default()
                 }]),
                 ..PodStatus::default()
@@ -263,17 +243,10 @@ mod tests {
         let volumes = spec.volumes.expect("claim volume kept");
         assert_eq!(volumes.len(), 1);
         assert_eq!(volumes[0].name, "data");
-        assert!(spec.containers[0].command.is_none());
-        assert_eq!(spec.containers[0].image.as_deref(), Some("postgres:16"));
-        let statuses = slim
-            .status
-            .and_then(|s| s.container_statuses)
-            .expect("statuses");
-        assert_eq!(
-            statuses[0].container_id.as_deref(),
-            Some("containerd://abc")
-        );
-        assert!(statuses[0].image_id.is_empty());
+        assert!(spec.containers.is_empty());
+        let status = slim.status.expect("status");
+        assert_eq!(status.pod_ip.as_deref(), Some("10.244.1.7"));
+        assert!(status.container_statuses.is_none());
     }
 
     #[test]

@@ -309,7 +309,10 @@ mod tests {
             }
         }
         for name in names {
-            assert!(lookup(&name).is_some(), "Facts field {name} is not in the catalog");
+            assert!(
+                lookup(&name).is_some(),
+                "Facts field {name} is not in the catalog"
+            );
         }
     }
 

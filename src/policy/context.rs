@@ -17,8 +17,14 @@ use crate::intent::IntentKind;
 
 /// Build the evaluation context. Serialization of these types cannot fail
 /// (string keys only); a failure would show up as `null`, never a panic.
-pub fn build(input: &EvalInput<'_>) -> Value {
-    let request = serde_json::to_value(input.request).unwrap_or(Value::Null);
+/// Without `with_request`, `request`, `object` and `oldObject` are `null`:
+/// no loaded policy reads them.
+pub fn build(input: &EvalInput<'_>, with_request: bool) -> Value {
+    let request = if with_request {
+        serde_json::to_value(input.request).unwrap_or(Value::Null)
+    } else {
+        Value::Null
+    };
     let object = request.get("object").cloned().unwrap_or(Value::Null);
     let old_object = request.get("oldObject").cloned().unwrap_or(Value::Null);
     let facts = serde_json::to_value(input.facts).unwrap_or(Value::Null);

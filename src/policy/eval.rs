@@ -2,8 +2,6 @@
 //! merged decision takes the most severe action, explains each denial, and
 //! honours break-glass.
 
-use serde_json::Value;
-
 use super::compile::{Policy, Rule};
 use super::condition::{Missing, Scope, Truth, Verdict};
 use super::message::{self, audit};
@@ -23,8 +21,12 @@ struct Fired {
 }
 
 /// Evaluate `policies` (already sorted by name) against one request.
-pub(crate) fn evaluate(policies: &[Policy], input: &EvalInput<'_>) -> Decision {
-    let context = context::build(input);
+pub(crate) fn evaluate(
+    policies: &[Policy],
+    reads_request: bool,
+    input: &EvalInput<'_>,
+) -> Decision {
+    let context = context::build(input, reads_request);
     let unknown = context::unknown_groups(input.facts);
     let scope = Scope {
         context: &context,
@@ -49,7 +51,7 @@ pub(crate) fn evaluate(policies: &[Policy], input: &EvalInput<'_>) -> Decision {
             }
         }
     }
-    assemble(input, &context, fired)
+    assemble(input, fired)
 }
 
 fn fire(policy: &Policy, rule: &Rule, verdict: Verdict, scope: &Scope<'_>) -> Option<Fired> {
@@ -96,7 +98,7 @@ fn fire(policy: &Policy, rule: &Rule, verdict: Verdict, scope: &Scope<'_>) -> Op
 }
 
 /// Merge fired rules into one decision.
-fn assemble(input: &EvalInput<'_>, context: &Value, fired: Vec<Fired>) -> Decision {
+fn assemble(input: &EvalInput<'_>, fired: Vec<Fired>) -> Decision {
     let intent = input.intent;
     let denials: Vec<&Fired> = fired
         .iter()
@@ -106,7 +108,7 @@ fn assemble(input: &EvalInput<'_>, context: &Value, fired: Vec<Fired>) -> Decisi
         .requester
         .groups
         .contains(&input.settings.break_glass_group);
-    let glass = break_glass_reason(context);
+    let glass = break_glass_reason(input.request);
 
     let mut decision = Decision {
         allowed: denials.is_empty(),
@@ -209,17 +211,19 @@ fn dedup_join(names: &[&str]) -> String {
 }
 
 /// The break-glass reason on the object or, for DELETE, the oldObject.
-fn break_glass_reason(context: &Value) -> Option<String> {
-    ["object", "oldObject"].iter().find_map(|key| {
-        let reason = context
-            .get(*key)?
-            .get("metadata")?
-            .get("annotations")?
-            .get(BREAK_GLASS_ANNOTATION)?
-            .as_str()?
-            .trim();
-        (!reason.is_empty()).then(|| message::clean_warning(reason))
-    })
+fn break_glass_reason(request: &crate::admission::Request) -> Option<String> {
+    [request.object.as_ref(), request.old_object.as_ref()]
+        .into_iter()
+        .flatten()
+        .find_map(|object| {
+            let reason = object
+                .metadata
+                .annotations
+                .as_ref()?
+                .get(BREAK_GLASS_ANNOTATION)?
+                .trim();
+            (!reason.is_empty()).then(|| message::clean_warning(reason))
+        })
 }
 
 /// "forcegate denied <what>:" then, per denying policy, its message, the

@@ -73,6 +73,14 @@ impl Template {
         Ok(Template { parts })
     }
 
+    /// Whether a hole may read `request`, `object` or `oldObject`.
+    pub fn reads_request(&self) -> bool {
+        self.parts.iter().any(|p| match p {
+            Part::Text(_) => false,
+            Part::Hole { selection, .. } => selection.reads_request(),
+        })
+    }
+
     /// Render against the evaluation context.
     pub fn render(&self, scope: &Scope<'_>) -> String {
         let mut out = String::new();

@@ -55,6 +55,10 @@ pub struct PolicySet {
     policies: Vec<Policy>,
     /// Where the set came from, for logs.
     sources: Vec<PathBuf>,
+    /// Some policy reads `request`/`object`/`oldObject`: serializing the
+    /// request into the context is most of an evaluation's cost, so it is
+    /// skipped when nothing reads it.
+    reads_request: bool,
 }
 
 impl PolicySet {
@@ -74,6 +78,7 @@ impl PolicySet {
         let files = load::expand(paths)?;
         let policies = load::load_files(&files)?;
         Ok(PolicySet {
+            reads_request: policies.iter().any(Policy::reads_request),
             policies,
             sources: files,
         })
@@ -103,7 +108,7 @@ impl PolicySet {
 
     /// Run every matching policy; the most severe action wins.
     pub fn evaluate(&self, input: &EvalInput<'_>) -> Decision {
-        eval::evaluate(&self.policies, input)
+        eval::evaluate(&self.policies, self.reads_request, input)
     }
 }
 

@@ -19,6 +19,7 @@ fn set(yaml: &str) -> PolicySet {
     assert!(findings.is_empty(), "{findings:?}");
     policies.sort_by(|a, b| a.name.cmp(&b.name));
     PolicySet {
+        reads_request: policies.iter().any(Policy::reads_request),
         policies,
         sources: Vec::new(),
     }
@@ -501,4 +502,35 @@ fn namespace_selector_without_labels_is_unknown() {
     assert!(!d.allowed);
     assert!(d.outcomes[0].unknown);
     assert!(d.message.contains("namespace labels"), "{}", d.message);
+}
+
+#[test]
+fn request_paths_see_the_object_and_the_context_skips_it_otherwise() {
+    let body = "  match:
+    intents: [ForceDelete]
+  conditions:
+    - path: \"$.oldObject.metadata.annotations['team']\"
+      equals: payments
+  action: Deny
+  message: ask {{ oldObject.metadata.annotations.team }} first
+";
+    let annotated = request(Some(json!({"team": "payments"})));
+    let with_path = set(&policy("team", body));
+    assert!(with_path.reads_request);
+    let d = decide(
+        &with_path,
+        &intent(&[], false),
+        &facts(false, false),
+        &annotated,
+    );
+    assert!(!d.allowed);
+    assert!(d.message.contains("ask payments first"), "{}", d.message);
+
+    let without = set(&policy("node-alive", NODE_ALIVE));
+    assert!(!without.reads_request);
+    let selector = NODE_ALIVE.replace(
+        "    intents: [ForceDelete, Eviction]\n",
+        "    intents: [ForceDelete, Eviction]\n    objectSelector:\n      matchLabels: {app: web}\n",
+    );
+    assert!(set(&policy("node-alive", &selector)).reads_request);
 }

@@ -75,7 +75,7 @@ impl Index {
         let kind = object.kind();
         let replaced = match object {
             Object::Pod(o) => {
-                let new = Arc::new(o);
+                let new = o;
                 let old = self.pods.insert(key.clone(), new.clone());
                 if let Some(old) = &old {
                     self.unindex_pod(&key, old);
@@ -83,9 +83,9 @@ impl Index {
                 self.index_pod(&key, &new);
                 old.is_some()
             }
-            Object::Node(o) => self.nodes.insert(key.clone(), Arc::new(o)).is_some(),
+            Object::Node(o) => self.nodes.insert(key.clone(), o).is_some(),
             Object::Lease(o) => {
-                let new = Arc::new(o);
+                let new = o;
                 let old = self.leases.insert(key.clone(), new.clone());
                 if let Some(holder) = old.as_deref().and_then(keys::lease_holder) {
                     unindex_holder(&mut self.leases_by_holder, &key, holder, &key.name);
@@ -96,7 +96,7 @@ impl Index {
                 old.is_some()
             }
             Object::VolumeAttachment(o) => {
-                let new = Arc::new(o);
+                let new = o;
                 let old = self.attachments.insert(key.clone(), new.clone());
                 if let Some(old) = &old {
                     self.unindex_attachment(&key.name, old);
@@ -104,20 +104,15 @@ impl Index {
                 self.index_attachment(&key.name, &new);
                 old.is_some()
             }
-            Object::PersistentVolumeClaim(o) => {
-                self.claims.insert(key.clone(), Arc::new(o)).is_some()
-            }
-            Object::PersistentVolume(o) => self.volumes.insert(key.clone(), Arc::new(o)).is_some(),
-            Object::Job(o) => self.jobs.insert(key.clone(), Arc::new(o)).is_some(),
-            Object::CronJob(o) => self.cron_jobs.insert(key.clone(), Arc::new(o)).is_some(),
-            Object::StatefulSet(o) => self
-                .stateful_sets
-                .insert(key.clone(), Arc::new(o))
-                .is_some(),
-            Object::ReplicaSet(o) => self.replica_sets.insert(key.clone(), Arc::new(o)).is_some(),
-            Object::Deployment(o) => self.deployments.insert(key.clone(), Arc::new(o)).is_some(),
+            Object::PersistentVolumeClaim(o) => self.claims.insert(key.clone(), o).is_some(),
+            Object::PersistentVolume(o) => self.volumes.insert(key.clone(), o).is_some(),
+            Object::Job(o) => self.jobs.insert(key.clone(), o).is_some(),
+            Object::CronJob(o) => self.cron_jobs.insert(key.clone(), o).is_some(),
+            Object::StatefulSet(o) => self.stateful_sets.insert(key.clone(), o).is_some(),
+            Object::ReplicaSet(o) => self.replica_sets.insert(key.clone(), o).is_some(),
+            Object::Deployment(o) => self.deployments.insert(key.clone(), o).is_some(),
             Object::EndpointSlice(o) => {
-                let new = Arc::new(o);
+                let new = o;
                 let old = self.slices.insert(key.clone(), new.clone());
                 if let Some(old) = &old {
                     self.unindex_slice(&key, old);
@@ -125,7 +120,7 @@ impl Index {
                 self.index_slice(&key, &new);
                 old.is_some()
             }
-            Object::Namespace(o) => self.namespaces.insert(key.clone(), Arc::new(o)).is_some(),
+            Object::Namespace(o) => self.namespaces.insert(key.clone(), o).is_some(),
             Object::ConfigMap(meta) | Object::Endpoints(meta) => {
                 let record = keys::legacy_record(&meta);
                 let store = match kind {

@@ -89,9 +89,9 @@ fn any_object() -> impl Strategy<Value = Object> {
         2 => (pick(&[Kind::ConfigMap, Kind::Endpoints]), pick(&NAMESPACES), pick(&["m0", "m1"]), any_holder())
             .prop_map(|(kind, ns, name, holder)| legacy(kind, ns, name, holder.as_deref())),
         1 => (pick(&NAMESPACES), pick(&NAMES)).prop_map(|(ns, name)| Object::Job(
-            k8s_openapi::api::batch::v1::Job { metadata: super::tests::meta(ns, name), ..Default::default() })),
+            k8s_openapi::api::batch::v1::Job { metadata: super::tests::meta(ns, name), ..Default::default() }.into())),
         1 => pick(&NODES).prop_map(|name| Object::Node(
-            Node { metadata: super::tests::meta("", name), ..Default::default() })),
+            Node { metadata: super::tests::meta("", name), ..Default::default() }.into())),
     ]
 }
 
@@ -142,7 +142,7 @@ fn pods_of(model: &Model) -> Vec<(&ObjectKey, &Pod)> {
     model
         .of(Kind::Pod)
         .filter_map(|(k, o)| match o {
-            Object::Pod(p) => Some((k, p)),
+            Object::Pod(p) => Some((k, p.as_ref())),
             _ => None,
         })
         .collect()
@@ -252,7 +252,7 @@ fn check(index: &Index, model: &Model) -> Result<(), TestCaseError> {
             prop_assert_eq!(found, expected, "legacy records of {}/{}", ns, holder);
         }
         let mut expected_counts: BTreeMap<String, u64> = BTreeMap::new();
-        for ((kind, key), _) in &model.objects {
+        for (kind, key) in model.objects.keys() {
             if kind.namespaced() && key.namespace == ns {
                 *expected_counts.entry(kind.name().to_owned()).or_default() += 1;
             }

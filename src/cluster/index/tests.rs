@@ -44,64 +44,76 @@ pub(super) fn pod(
             ..Volume::default()
         });
     }
-    Object::Pod(Pod {
-        metadata: ObjectMeta {
-            uid: Some(uid.to_owned()),
-            ..meta(namespace, name)
-        },
-        spec: Some(PodSpec {
-            volumes: Some(volumes),
-            ..PodSpec::default()
-        }),
-        status: None,
-    })
+    Object::Pod(
+        Pod {
+            metadata: ObjectMeta {
+                uid: Some(uid.to_owned()),
+                ..meta(namespace, name)
+            },
+            spec: Some(PodSpec {
+                volumes: Some(volumes),
+                ..PodSpec::default()
+            }),
+            status: None,
+        }
+        .into(),
+    )
 }
 
 pub(super) fn lease(namespace: &str, name: &str, holder: Option<&str>) -> Object {
-    Object::Lease(Lease {
-        metadata: meta(namespace, name),
-        spec: Some(LeaseSpec {
-            holder_identity: holder.map(str::to_owned),
-            ..LeaseSpec::default()
-        }),
-    })
+    Object::Lease(
+        Lease {
+            metadata: meta(namespace, name),
+            spec: Some(LeaseSpec {
+                holder_identity: holder.map(str::to_owned),
+                ..LeaseSpec::default()
+            }),
+        }
+        .into(),
+    )
 }
 
 pub(super) fn attachment(name: &str, pv: &str, node: &str) -> Object {
-    Object::VolumeAttachment(VolumeAttachment {
-        metadata: meta("", name),
-        spec: VolumeAttachmentSpec {
-            attacher: "ebs.csi.aws.com".into(),
-            node_name: node.to_owned(),
-            source: VolumeAttachmentSource {
-                persistent_volume_name: Some(pv.to_owned()),
-                ..VolumeAttachmentSource::default()
+    Object::VolumeAttachment(
+        VolumeAttachment {
+            metadata: meta("", name),
+            spec: VolumeAttachmentSpec {
+                attacher: "ebs.csi.aws.com".into(),
+                node_name: node.to_owned(),
+                source: VolumeAttachmentSource {
+                    persistent_volume_name: Some(pv.to_owned()),
+                    ..VolumeAttachmentSource::default()
+                },
             },
-        },
-        status: None,
-    })
+            status: None,
+        }
+        .into(),
+    )
 }
 
 pub(super) fn slice(namespace: &str, name: &str, endpoints: &[(Option<&str>, &[&str])]) -> Object {
-    Object::EndpointSlice(EndpointSlice {
-        metadata: meta(namespace, name),
-        address_type: "IPv4".into(),
-        endpoints: Some(
-            endpoints
-                .iter()
-                .map(|(uid, ips)| Endpoint {
-                    addresses: ips.iter().map(|ip| (*ip).to_owned()).collect(),
-                    target_ref: uid.map(|uid| ObjectReference {
-                        kind: Some("Pod".into()),
-                        uid: Some(uid.to_owned()),
-                        ..ObjectReference::default()
-                    }),
-                    ..Endpoint::default()
-                })
-                .collect(),
-        ),
-        ports: None,
-    })
+    Object::EndpointSlice(
+        EndpointSlice {
+            metadata: meta(namespace, name),
+            address_type: "IPv4".into(),
+            endpoints: Some(
+                endpoints
+                    .iter()
+                    .map(|(uid, ips)| Endpoint {
+                        addresses: ips.iter().map(|ip| (*ip).to_owned()).collect(),
+                        target_ref: uid.map(|uid| ObjectReference {
+                            kind: Some("Pod".into()),
+                            uid: Some(uid.to_owned()),
+                            ..ObjectReference::default()
+                        }),
+                        ..Endpoint::default()
+                    })
+                    .collect(),
+            ),
+            ports: None,
+        }
+        .into(),
+    )
 }
 
 pub(super) fn legacy(kind: Kind, namespace: &str, name: &str, holder: Option<&str>) -> Object {
@@ -117,8 +129,8 @@ pub(super) fn legacy(kind: Kind, namespace: &str, name: &str, holder: Option<&st
         );
     }
     match kind {
-        Kind::ConfigMap => Object::ConfigMap(meta),
-        _ => Object::Endpoints(meta),
+        Kind::ConfigMap => Object::ConfigMap(meta.into()),
+        _ => Object::Endpoints(meta.into()),
     }
 }
 

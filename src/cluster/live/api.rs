@@ -3,6 +3,7 @@
 //! ownership are enough — less traffic, less memory.
 
 use std::fmt::Debug;
+use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt, TryStreamExt};
@@ -21,16 +22,16 @@ use serde::de::DeserializeOwned;
 
 use super::watch::{CallError, Change, Changes, Page, WatchClient};
 use crate::cluster::kind::Kind;
-use crate::cluster::object::Object;
+use crate::cluster::object::{IntoObject, Object};
+use crate::cluster::slim;
 
 /// Watches full objects of `K`.
 struct Full<K> {
     kind: Kind,
     api: Api<K>,
-    convert: fn(K) -> Object,
 }
 
-/// Watches only the metadata of `K`.
+/// Watches only the metadata of `K`; `convert` builds the slim object.
 struct MetadataOnly<K> {
     kind: Kind,
     api: Api<K>,
@@ -44,7 +45,7 @@ fn version_of(meta: &ObjectMeta) -> String {
 fn change<T>(event: WatchEvent<T>, into: impl Fn(T) -> Object) -> Change {
     match event {
         WatchEvent::Added(o) | WatchEvent::Modified(o) => {
-            let object = into(o).slim();
+            let object = into(o);
             let version = version_of(object.meta());
             Change::Upsert(object, version)
         }
@@ -63,7 +64,14 @@ fn change<T>(event: WatchEvent<T>, into: impl Fn(T) -> Object) -> Change {
 
 impl<K> WatchClient for Full<K>
 where
-    K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    K: kube::Resource<DynamicType = ()>
+        + IntoObject
+        + Clone
+        + DeserializeOwned
+        + Debug
+        + Send
+        + Sync
+        + 'static,
 {
     fn kind(&self) -> Kind {
         self.kind
@@ -71,11 +79,10 @@ where
 
     fn list(&self, params: ListParams) -> BoxFuture<'static, Result<Page, CallError>> {
         let api = self.api.clone();
-        let convert = self.convert;
         async move {
             let list = api.list(&params).await?;
             Ok(Page {
-                objects: list.items.into_iter().map(|o| convert(o).slim()).collect(),
+                objects: list.items.into_iter().map(K::into_object).collect(),
                 resource_version: list.metadata.resource_version,
                 continue_token: list.metadata.continue_,
             })
@@ -89,11 +96,10 @@ where
         version: String,
     ) -> BoxFuture<'static, Result<Changes, CallError>> {
         let api = self.api.clone();
-        let convert = self.convert;
         async move {
             let stream = api.watch(&params, &version).await?;
             let changes: Changes = stream
-                .map_ok(move |event| change(event, convert))
+                .map_ok(|event| change(event, K::into_object))
                 .map_err(CallError::from)
                 .boxed();
             Ok(changes)
@@ -147,14 +153,20 @@ where
     }
 }
 
-fn full<K>(client: &kube::Client, kind: Kind, convert: fn(K) -> Object) -> Box<dyn WatchClient>
+fn full<K>(client: &kube::Client, kind: Kind) -> Box<dyn WatchClient>
 where
-    K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    K: kube::Resource<DynamicType = ()>
+        + IntoObject
+        + Clone
+        + DeserializeOwned
+        + Debug
+        + Send
+        + Sync
+        + 'static,
 {
     Box::new(Full {
         kind,
         api: Api::<K>::all(client.clone()),
-        convert,
     })
 }
 
@@ -177,50 +189,45 @@ where
 /// are metadata-only: facts read only their names and ownerReferences.
 pub fn clients(client: &kube::Client, legacy_leaders: bool) -> Vec<Box<dyn WatchClient>> {
     let mut clients = vec![
-        full::<Pod>(client, Kind::Pod, Object::Pod),
-        full::<Node>(client, Kind::Node, Object::Node),
-        full::<Lease>(client, Kind::Lease, Object::Lease),
-        full::<VolumeAttachment>(client, Kind::VolumeAttachment, Object::VolumeAttachment),
-        full::<PersistentVolumeClaim>(
-            client,
-            Kind::PersistentVolumeClaim,
-            Object::PersistentVolumeClaim,
-        ),
-        full::<PersistentVolume>(client, Kind::PersistentVolume, Object::PersistentVolume),
-        full::<Job>(client, Kind::Job, Object::Job),
-        full::<CronJob>(client, Kind::CronJob, Object::CronJob),
-        full::<EndpointSlice>(client, Kind::EndpointSlice, Object::EndpointSlice),
-        full::<Namespace>(client, Kind::Namespace, Object::Namespace),
+        full::<Pod>(client, Kind::Pod),
+        full::<Node>(client, Kind::Node),
+        full::<Lease>(client, Kind::Lease),
+        full::<VolumeAttachment>(client, Kind::VolumeAttachment),
+        full::<PersistentVolumeClaim>(client, Kind::PersistentVolumeClaim),
+        full::<PersistentVolume>(client, Kind::PersistentVolume),
+        full::<Job>(client, Kind::Job),
+        full::<CronJob>(client, Kind::CronJob),
+        full::<EndpointSlice>(client, Kind::EndpointSlice),
+        full::<Namespace>(client, Kind::Namespace),
         metadata_only::<StatefulSet>(client, Kind::StatefulSet, |metadata| {
-            Object::StatefulSet(StatefulSet {
+            StatefulSet {
                 metadata,
                 ..StatefulSet::default()
-            })
+            }
+            .into_object()
         }),
         metadata_only::<ReplicaSet>(client, Kind::ReplicaSet, |metadata| {
-            Object::ReplicaSet(ReplicaSet {
+            ReplicaSet {
                 metadata,
                 ..ReplicaSet::default()
-            })
+            }
+            .into_object()
         }),
         metadata_only::<Deployment>(client, Kind::Deployment, |metadata| {
-            Object::Deployment(Deployment {
+            Deployment {
                 metadata,
                 ..Deployment::default()
-            })
+            }
+            .into_object()
         }),
     ];
     if legacy_leaders {
-        clients.push(metadata_only::<ConfigMap>(
-            client,
-            Kind::ConfigMap,
-            Object::ConfigMap,
-        ));
-        clients.push(metadata_only::<Endpoints>(
-            client,
-            Kind::Endpoints,
-            Object::Endpoints,
-        ));
+        clients.push(metadata_only::<ConfigMap>(client, Kind::ConfigMap, |m| {
+            Object::ConfigMap(Arc::new(slim::metadata_only(m)))
+        }));
+        clients.push(metadata_only::<Endpoints>(client, Kind::Endpoints, |m| {
+            Object::Endpoints(Arc::new(slim::metadata_only(m)))
+        }));
     }
     clients
 }

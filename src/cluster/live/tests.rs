@@ -101,16 +101,19 @@ impl WatchClient for Fake {
 }
 
 fn pod(name: &str, version: &str) -> Object {
-    Object::Pod(Pod {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            namespace: Some("ns".into()),
-            uid: Some(format!("uid-{name}")),
-            resource_version: Some(version.into()),
-            ..ObjectMeta::default()
-        },
-        ..Pod::default()
-    })
+    Object::Pod(
+        Pod {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                namespace: Some("ns".into()),
+                uid: Some(format!("uid-{name}")),
+                resource_version: Some(version.into()),
+                ..ObjectMeta::default()
+            },
+            ..Pod::default()
+        }
+        .into(),
+    )
 }
 
 fn page(objects: Vec<Object>, version: &str, next: Option<&str>) -> Result<Page, CallError> {
@@ -172,13 +175,16 @@ async fn not_ready_until_every_kind_has_listed_once() {
     );
 
     nodes.push_list(Ok(Page {
-        objects: vec![Object::Node(Node {
-            metadata: ObjectMeta {
-                name: Some("n1".into()),
-                ..ObjectMeta::default()
-            },
-            ..Node::default()
-        })],
+        objects: vec![Object::Node(
+            Node {
+                metadata: ObjectMeta {
+                    name: Some("n1".into()),
+                    ..ObjectMeta::default()
+                },
+                ..Node::default()
+            }
+            .into(),
+        )],
         resource_version: Some("5".into()),
         continue_token: None,
     }));
@@ -205,7 +211,7 @@ async fn watch_events_update_the_index_and_resume_from_the_last_version() {
     let pods = Fake::new(Kind::Pod);
     pods.push_list(page(vec![pod("a", "1")], "10", None));
     let events = pods.push_watch();
-    let live = start(&[pods.clone()]);
+    let live = start(std::slice::from_ref(&pods));
     eventually("synced", || live.is_synced()).await;
 
     events
@@ -239,7 +245,7 @@ async fn gone_resource_version_relists_and_drops_vanished_objects() {
     let events = pods.push_watch();
     pods.push_list(page(vec![pod("b", "2"), pod("c", "30")], "40", None));
     let _after = pods.push_watch();
-    let live = start(&[pods.clone()]);
+    let live = start(std::slice::from_ref(&pods));
     eventually("synced", || live.is_synced()).await;
     events
         .unbounded_send(Ok(Change::Failure {
@@ -260,7 +266,7 @@ async fn list_errors_are_counted_and_explained_until_it_recovers() {
         message: "pods is forbidden: User \"system:serviceaccount:forcegate:forcegate\" cannot list resource \"pods\" in API group \"\" at the cluster scope".into(),
     }));
     pods.push_list(page(vec![pod("a", "1")], "10", None));
-    let live = start(&[pods.clone()]);
+    let live = start(std::slice::from_ref(&pods));
     eventually("recovered", || live.is_synced()).await;
     let status = live.status();
     let pod_status = status.iter().find(|s| s.kind == "Pod").expect("status");
@@ -276,7 +282,7 @@ async fn list_errors_are_counted_and_explained_until_it_recovers() {
 async fn a_kind_unheard_of_beyond_the_limit_is_stale() {
     let pods = Fake::new(Kind::Pod);
     pods.push_list(page(vec![pod("a", "1")], "10", None));
-    let live = start(&[pods.clone()]);
+    let live = start(std::slice::from_ref(&pods));
     eventually("synced", || live.is_synced()).await;
     let later = Instant::now() + STALE + Duration::from_secs(5);
     let status = live.status_at(later);
@@ -301,7 +307,7 @@ async fn watches_that_keep_failing_back_off_and_count_errors() {
             message: "etcdserver: leader changed".into(),
         });
     }
-    let live = start(&[pods.clone()]);
+    let live = start(std::slice::from_ref(&pods));
     eventually("three failed watches", || pods.versions().len() >= 4).await;
     let status = live.status();
     let pod_status = status.iter().find(|s| s.kind == "Pod").expect("status");

@@ -150,11 +150,18 @@ fn syntax_errors_name_the_file_and_line() {
 }
 
 #[test]
-fn ill_typed_objects_are_errors_naming_the_object() {
+fn ill_typed_objects_are_errors_at_the_offending_line() {
     let yaml = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: ns\nspec:\n  containers: 7\n";
     let err = SnapshotCluster::from_yaml_str(yaml).expect_err("bad pod");
-    let text = err.to_string();
-    assert!(text.contains("Pod ns/p"), "{text}");
+    match &err {
+        SnapshotError::Parse { line, .. } => assert_eq!(*line, Some(7), "{err}"),
+        other => panic!("unexpected {other:?}"),
+    }
+    // Objects whose keys come in another order are decoded via a value and
+    // named in the error instead.
+    let yaml = "metadata:\n  name: p\n  namespace: ns\nspec:\n  containers: 7\nkind: Pod\napiVersion: v1\n";
+    let err = SnapshotCluster::from_yaml_str(yaml).expect_err("bad pod");
+    assert!(err.to_string().contains("Pod ns/p"), "{err}");
 }
 
 #[test]
@@ -213,4 +220,35 @@ fn namespace_counts_cover_present_namespaced_kinds() {
         SnapshotCluster::from_yaml_str("apiVersion: v1\nkind: Node\nmetadata:\n  name: n\n")
             .expect("loads");
     assert!(nodes_only.namespace_counts("shop").is_err());
+}
+
+#[test]
+fn list_items_in_any_key_order_and_unknown_kinds_are_handled() {
+    let yaml = r#"apiVersion: v1
+kind: List
+items:
+- metadata: {name: odd, namespace: ns}
+  kind: Pod
+  apiVersion: v1
+  spec: {containers: [{name: c}]}
+- apiVersion: v1
+  kind: Secret
+  metadata: {name: s, namespace: ns}
+  data: {password: aHVudGVyMg==}
+- ~
+- kind: ConfigMap
+  apiVersion: v1
+  data: {big: "ignored"}
+  metadata: {name: cm, namespace: ns}
+"#;
+    let snapshot = SnapshotCluster::from_yaml_str(yaml).expect("loads");
+    assert!(snapshot.pod("ns", "odd").expect("known").is_some());
+    assert_eq!(snapshot.kinds(), vec![Kind::Pod, Kind::ConfigMap]);
+    assert_eq!(
+        snapshot
+            .namespace_counts("ns")
+            .expect("known")
+            .get("ConfigMap"),
+        Some(&1)
+    );
 }

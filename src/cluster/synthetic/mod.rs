@@ -94,22 +94,25 @@ pub fn generate(spec: &SyntheticSpec) -> SyntheticCluster {
         }
         let down = unreachable || out_of_service;
         let uid = generator.rng.uid();
-        generator.objects.push(Object::Node(Node {
-            metadata: meta("", &name, uid),
-            spec: Some(NodeSpec {
-                taints: (!taints.is_empty()).then_some(taints),
-                ..NodeSpec::default()
-            }),
-            status: Some(NodeStatus {
-                conditions: Some(vec![NodeCondition {
-                    type_: "Ready".to_owned(),
-                    status: if down { "Unknown" } else { "True" }.to_owned(),
-                    last_heartbeat_time: Some(time(spec.now, if down { 1_200 } else { 10 })),
-                    ..NodeCondition::default()
-                }]),
-                ..NodeStatus::default()
-            }),
-        }));
+        generator.objects.push(Object::Node(
+            Node {
+                metadata: meta("", &name, uid),
+                spec: Some(NodeSpec {
+                    taints: (!taints.is_empty()).then_some(taints),
+                    ..NodeSpec::default()
+                }),
+                status: Some(NodeStatus {
+                    conditions: Some(vec![NodeCondition {
+                        type_: "Ready".to_owned(),
+                        status: if down { "Unknown" } else { "True" }.to_owned(),
+                        last_heartbeat_time: Some(time(spec.now, if down { 1_200 } else { 10 })),
+                        ..NodeCondition::default()
+                    }]),
+                    ..NodeStatus::default()
+                }),
+            }
+            .into(),
+        ));
         generator.nodes.push(name);
     }
     let namespaces = spec.pods.div_ceil(PODS_PER_NAMESPACE).max(1);
@@ -117,14 +120,17 @@ pub fn generate(spec: &SyntheticSpec) -> SyntheticCluster {
     for n in 0..namespaces {
         let namespace = format!("team-{n:04}");
         let uid = generator.rng.uid();
-        generator.objects.push(Object::Namespace(Namespace {
-            metadata: meta("", &namespace, uid),
-            spec: None,
-            status: Some(NamespaceStatus {
-                phase: Some("Active".to_owned()),
-                ..NamespaceStatus::default()
-            }),
-        }));
+        generator.objects.push(Object::Namespace(
+            Namespace {
+                metadata: meta("", &namespace, uid),
+                spec: None,
+                status: Some(NamespaceStatus {
+                    phase: Some("Active".to_owned()),
+                    ..NamespaceStatus::default()
+                }),
+            }
+            .into(),
+        ));
         let budget = remaining.min(PODS_PER_NAMESPACE);
         remaining -= budget;
         // 30% StatefulSet pods, 20% Job pods, the rest Deployments.

@@ -194,25 +194,31 @@ impl Generator {
             })
             .collect();
         let uid = self.rng.uid();
-        self.objects.push(Object::EndpointSlice(EndpointSlice {
-            metadata: meta(namespace, &format!("{service}-{}", &uid[..5]), uid),
-            address_type: "IPv4".to_owned(),
-            endpoints: Some(endpoints),
-            ports: None,
-        }));
+        self.objects.push(Object::EndpointSlice(
+            EndpointSlice {
+                metadata: meta(namespace, &format!("{service}-{}", &uid[..5]), uid),
+                address_type: "IPv4".to_owned(),
+                endpoints: Some(endpoints),
+                ports: None,
+            }
+            .into(),
+        ));
     }
 
     pub(super) fn stateful_set(&mut self, namespace: &str, name: &str) {
         let set_uid = self.rng.uid();
-        self.objects.push(Object::StatefulSet(StatefulSet {
-            metadata: meta(namespace, name, set_uid.clone()),
-            spec: Some(StatefulSetSpec {
-                replicas: Some(3),
-                service_name: Some(name.to_owned()),
-                ..StatefulSetSpec::default()
-            }),
-            status: None,
-        }));
+        self.objects.push(Object::StatefulSet(
+            StatefulSet {
+                metadata: meta(namespace, name, set_uid.clone()),
+                spec: Some(StatefulSetSpec {
+                    replicas: Some(3),
+                    service_name: Some(name.to_owned()),
+                    ..StatefulSetSpec::default()
+                }),
+                status: None,
+            }
+            .into(),
+        ));
         let mut members = Vec::new();
         for ordinal in 0..3 {
             let pod_name = format!("{name}-{ordinal}");
@@ -231,23 +237,26 @@ impl Generator {
                 .unwrap_or_default();
             let pod_uid = pod.metadata.uid.clone().unwrap_or_default();
             members.push((pod_name.clone(), pod_uid, ip));
-            self.objects.push(Object::Pod(pod));
+            self.objects.push(Object::Pod(pod.into()));
             self.volume(namespace, &claim, &node);
             if ordinal == 0 {
                 let holder = format!("{pod_name}_{}", self.rng.uid());
                 let lease_uid = self.rng.uid();
-                self.objects.push(Object::Lease(Lease {
-                    metadata: meta(namespace, &format!("{name}-leader"), lease_uid),
-                    spec: Some(LeaseSpec {
-                        holder_identity: Some(holder),
-                        lease_duration_seconds: Some(15),
-                        renew_time: Some(MicroTime(
-                            Timestamp::from_second(self.spec.now.as_second() - 5)
-                                .unwrap_or(self.spec.now),
-                        )),
-                        ..LeaseSpec::default()
-                    }),
-                }));
+                self.objects.push(Object::Lease(
+                    Lease {
+                        metadata: meta(namespace, &format!("{name}-leader"), lease_uid),
+                        spec: Some(LeaseSpec {
+                            holder_identity: Some(holder),
+                            lease_duration_seconds: Some(15),
+                            renew_time: Some(MicroTime(
+                                Timestamp::from_second(self.spec.now.as_second() - 5)
+                                    .unwrap_or(self.spec.now),
+                            )),
+                            ..LeaseSpec::default()
+                        }),
+                    }
+                    .into(),
+                ));
             }
         }
         self.slice(namespace, name, &members);
@@ -256,8 +265,8 @@ impl Generator {
     fn volume(&mut self, namespace: &str, claim: &str, node: &str) {
         let pv_uid = self.rng.uid();
         let pv_name = format!("pvc-{}", self.rng.uid());
-        self.objects
-            .push(Object::PersistentVolumeClaim(PersistentVolumeClaim {
+        self.objects.push(Object::PersistentVolumeClaim(
+            PersistentVolumeClaim {
                 metadata: meta(namespace, claim, self.rng.uid()),
                 spec: Some(PersistentVolumeClaimSpec {
                     access_modes: Some(vec!["ReadWriteOnce".to_owned()]),
@@ -265,9 +274,11 @@ impl Generator {
                     ..PersistentVolumeClaimSpec::default()
                 }),
                 status: None,
-            }));
-        self.objects
-            .push(Object::PersistentVolume(PersistentVolume {
+            }
+            .into(),
+        ));
+        self.objects.push(Object::PersistentVolume(
+            PersistentVolume {
                 metadata: meta("", &pv_name, pv_uid),
                 spec: Some(PersistentVolumeSpec {
                     access_modes: Some(vec!["ReadWriteOnce".to_owned()]),
@@ -277,10 +288,12 @@ impl Generator {
                     phase: Some("Bound".to_owned()),
                     ..Default::default()
                 }),
-            }));
+            }
+            .into(),
+        ));
         let va_uid = self.rng.uid();
-        self.objects
-            .push(Object::VolumeAttachment(VolumeAttachment {
+        self.objects.push(Object::VolumeAttachment(
+            VolumeAttachment {
                 metadata: meta("", &format!("csi-{}", va_uid.replace('-', "")), va_uid),
                 spec: VolumeAttachmentSpec {
                     attacher: "ebs.csi.aws.com".to_owned(),
@@ -294,7 +307,9 @@ impl Generator {
                     attached: true,
                     ..VolumeAttachmentStatus::default()
                 }),
-            }));
+            }
+            .into(),
+        ));
     }
 
     pub(super) fn deployment(&mut self, namespace: &str, name: &str, replicas: usize) {
@@ -302,16 +317,22 @@ impl Generator {
         let rs_uid = self.rng.uid();
         let hash = format!("{:x}", self.rng.next() & 0xff_ffff_ffff);
         let rs_name = format!("{name}-{hash}");
-        self.objects.push(Object::Deployment(Deployment {
-            metadata: meta(namespace, name, dep_uid.clone()),
-            ..Deployment::default()
-        }));
+        self.objects.push(Object::Deployment(
+            Deployment {
+                metadata: meta(namespace, name, dep_uid.clone()),
+                ..Deployment::default()
+            }
+            .into(),
+        ));
         let mut rs_meta = meta(namespace, &rs_name, rs_uid.clone());
         rs_meta.owner_references = owned_by("Deployment", "apps/v1", name, &dep_uid);
-        self.objects.push(Object::ReplicaSet(ReplicaSet {
-            metadata: rs_meta,
-            ..ReplicaSet::default()
-        }));
+        self.objects.push(Object::ReplicaSet(
+            ReplicaSet {
+                metadata: rs_meta,
+                ..ReplicaSet::default()
+            }
+            .into(),
+        ));
         let mut members = Vec::new();
         for _ in 0..replicas {
             let suffix = format!("{:05x}", self.rng.next() & 0xfffff);
@@ -324,45 +345,51 @@ impl Generator {
                 name,
             );
             members.push((pod_name, pod.metadata.uid.clone().unwrap_or_default(), ip));
-            self.objects.push(Object::Pod(pod));
+            self.objects.push(Object::Pod(pod.into()));
         }
         self.slice(namespace, name, &members);
     }
 
     pub(super) fn cron_job(&mut self, namespace: &str, name: &str, jobs: usize) {
         let cron_uid = self.rng.uid();
-        self.objects.push(Object::CronJob(CronJob {
-            metadata: meta(namespace, name, cron_uid.clone()),
-            spec: CronJobSpec {
-                schedule: "*/5 * * * *".to_owned(),
-                concurrency_policy: Some("Forbid".to_owned()),
-                job_template: JobTemplateSpec::default(),
-                ..CronJobSpec::default()
-            },
-            status: None,
-        }));
+        self.objects.push(Object::CronJob(
+            CronJob {
+                metadata: meta(namespace, name, cron_uid.clone()),
+                spec: CronJobSpec {
+                    schedule: "*/5 * * * *".to_owned(),
+                    concurrency_policy: Some("Forbid".to_owned()),
+                    job_template: JobTemplateSpec::default(),
+                    ..CronJobSpec::default()
+                },
+                status: None,
+            }
+            .into(),
+        ));
         for n in 0..jobs {
             let job_name = format!("{name}-{}", 29_146_000 + n);
             let job_uid = self.rng.uid();
             let finished = n % 2 == 1;
             let mut job_meta = meta(namespace, &job_name, job_uid.clone());
             job_meta.owner_references = owned_by("CronJob", "batch/v1", name, &cron_uid);
-            self.objects.push(Object::Job(Job {
-                metadata: job_meta,
-                spec: None,
-                status: Some(JobStatus {
-                    active: Some(i32::from(!finished)),
-                    succeeded: Some(i32::from(finished)),
-                    conditions: finished.then(|| {
-                        vec![JobCondition {
-                            type_: "Complete".to_owned(),
-                            status: "True".to_owned(),
-                            ..JobCondition::default()
-                        }]
+            self.objects.push(Object::Job(
+                Job {
+                    metadata: job_meta,
+                    spec: None,
+                    status: Some(JobStatus {
+                        active: Some(i32::from(!finished)),
+                        succeeded: Some(i32::from(finished)),
+                        conditions: finished.then(|| {
+                            vec![JobCondition {
+                                type_: "Complete".to_owned(),
+                                status: "True".to_owned(),
+                                ..JobCondition::default()
+                            }]
+                        }),
+                        ..JobStatus::default()
                     }),
-                    ..JobStatus::default()
-                }),
-            }));
+                }
+                .into(),
+            ));
             let suffix = format!("{:05x}", self.rng.next() & 0xfffff);
             let (mut pod, _) = self.pod(
                 namespace,
@@ -378,7 +405,7 @@ impl Generator {
             } else {
                 pod.metadata.finalizers = Some(vec!["batch.kubernetes.io/job-tracking".to_owned()]);
             }
-            self.objects.push(Object::Pod(pod));
+            self.objects.push(Object::Pod(pod.into()));
         }
     }
 }

@@ -77,11 +77,11 @@ fn object_json(object: &Object) -> Result<serde_json::Value, serde_json::Error> 
         Object::EndpointSlice(o) => serde_json::to_value(o),
         Object::Namespace(o) => serde_json::to_value(o),
         Object::ConfigMap(m) => serde_json::to_value(k8s_openapi::api::core::v1::ConfigMap {
-            metadata: m.clone(),
+            metadata: (**m).clone(),
             ..Default::default()
         }),
         Object::Endpoints(m) => serde_json::to_value(k8s_openapi::api::core::v1::Endpoints {
-            metadata: m.clone(),
+            metadata: (**m).clone(),
             ..Default::default()
         }),
     }

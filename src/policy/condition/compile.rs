@@ -165,9 +165,14 @@ pub(crate) fn compile_path(text: &str) -> Result<Selection, String> {
             jsonpath_reason(&e.to_string())
         )
     })?;
-    let names: Vec<Option<&str>> = query.segments.iter().take(2).map(segment_name).collect();
-    let root = names.first().copied().flatten();
-    if let Some(root) = root
+    let names: Vec<Option<String>> = query
+        .segments
+        .iter()
+        .take(2)
+        .map(|s| segment_name(s).map(str::to_string))
+        .collect();
+    let root = names.first().cloned().flatten();
+    if let Some(root) = root.as_deref()
         && !CONTEXT_ROOTS.contains(&root)
     {
         return Err(format!(
@@ -175,15 +180,15 @@ pub(crate) fn compile_path(text: &str) -> Result<Selection, String> {
             CONTEXT_ROOTS.join(", ")
         ));
     }
-    let group = match (root, names.get(1).copied().flatten()) {
+    let group = match (root.as_deref(), names.get(1).cloned().flatten()) {
         (Some("facts"), Some(group)) => {
-            if !catalog::GROUPS.contains(&group) {
+            if !catalog::GROUPS.contains(&group.as_str()) {
                 return Err(format!(
                     "JSONPath `{text}` reads unknown fact group `{group}` (one of: {})",
                     catalog::GROUPS.join(", ")
                 ));
             }
-            Some(group.to_string())
+            Some(group)
         }
         _ => None,
     };
@@ -191,6 +196,7 @@ pub(crate) fn compile_path(text: &str) -> Result<Selection, String> {
         text: text.to_string(),
         query,
         group,
+        root,
     })
 }
 

@@ -190,6 +190,8 @@ pub enum Selection {
         query: JpQuery,
         /// `$.facts.<group>...`: the fact group it reads, if any.
         group: Option<String>,
+        /// The context key it starts at; `None` for `$..x`, `$[*]` and the like.
+        root: Option<String>,
     },
 }
 
@@ -234,7 +236,13 @@ impl Condition {
         }
     }
 
-    /// Every selection in the condition (for unknown-group reporting).
+    /// Whether evaluating it may read `request`, `object` or `oldObject`
+    /// (the expensive part of the context to build).
+    pub fn reads_request(&self) -> bool {
+        self.selections().iter().any(|s| s.reads_request())
+    }
+
+    /// Every selection in the condition.
     pub fn selections(&self) -> Vec<&Selection> {
         match &self.kind {
             Kind::All(parts) | Kind::Any(parts) => {
@@ -252,6 +260,16 @@ fn join_described(parts: &[Condition], separator: &str) -> String {
 }
 
 impl Selection {
+    /// Whether it may read `request`, `object` or `oldObject`.
+    pub fn reads_request(&self) -> bool {
+        match self {
+            Selection::Fact(_) => false,
+            Selection::Path { root, .. } => root
+                .as_deref()
+                .is_none_or(|r| matches!(r, "request" | "object" | "oldObject")),
+        }
+    }
+
     /// How the selection is shown in explanations.
     pub fn display(&self) -> String {
         match self {

@@ -38,6 +38,11 @@ pub struct Matcher {
 }
 
 impl Matcher {
+    /// Label selectors read `object`/`oldObject`.
+    pub fn reads_request(&self) -> bool {
+        self.namespace_selector.is_some() || self.object_selector.is_some()
+    }
+
     /// Whether the policy applies. Label selectors may need facts the
     /// cluster view lacks, hence a three-valued verdict.
     pub fn applies(&self, intent: &Intent, scope: &Scope<'_>) -> Verdict {
