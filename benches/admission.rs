@@ -32,11 +32,18 @@ use forcegate::engine::{Endpoint, Engine, Settings};
 use forcegate::intent;
 use forcegate::policy::PolicySet;
 
-use self::reviews::{Scenario, Targets};
+use self::reviews::{Scenario, Targets, keep_leases_held};
 
 const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
 /// Distinct targets each bench rotates over.
 const TARGETS: usize = 64;
+
+/// A synthetic cluster whose leader Leases stay held during the bench.
+fn cluster(pods: usize) -> SyntheticCluster {
+    let mut cluster = synthetic::generate(&SyntheticSpec::with_pods(pods));
+    keep_leases_held(&mut cluster);
+    cluster
+}
 
 fn engine(cluster: &SyntheticCluster) -> Engine {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -61,7 +68,11 @@ fn requests(engine: &Engine, cluster: &SyntheticCluster, scenario: Scenario) -> 
             let request = admission::decode(&bytes).expect("decodes");
             let intent = intent::classify(&request);
             let (facts, decision) = engine.decide(&intent, &request);
-            assert!(facts.unknown.is_empty(), "{scenario:?}: {:?}", facts.unknown);
+            assert!(
+                facts.unknown.is_empty(),
+                "{scenario:?}: {:?}",
+                facts.unknown
+            );
             assert_eq!(
                 decision.allowed,
                 scenario.expect_allowed(),
@@ -69,6 +80,14 @@ fn requests(engine: &Engine, cluster: &SyntheticCluster, scenario: Scenario) -> 
                 request.name,
                 decision.message
             );
+            for policy in scenario.must_fire() {
+                assert!(
+                    decision.outcomes.iter().any(|o| o.policy == *policy),
+                    "{scenario:?} {}: {policy} did not fire: {}",
+                    request.name,
+                    decision.message
+                );
+            }
             request
         })
         .collect()
@@ -81,7 +100,7 @@ fn decide(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(2))
         .throughput(Throughput::Elements(1));
     for pods in SIZES {
-        let cluster = synthetic::generate(&SyntheticSpec::with_pods(pods));
+        let cluster = cluster(pods);
         let engine = engine(&cluster);
         for scenario in Scenario::ALL {
             let requests = requests(&engine, &cluster, scenario);
@@ -110,7 +129,7 @@ fn admit(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(2))
         .throughput(Throughput::Elements(1));
     let pods = 10_000;
-    let cluster = synthetic::generate(&SyntheticSpec::with_pods(pods));
+    let cluster = cluster(pods);
     let engine = engine(&cluster);
     let targets = Targets::new(&cluster);
     for scenario in Scenario::ALL {

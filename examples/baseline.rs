@@ -43,7 +43,10 @@ use tokio::sync::Semaphore;
 /// `forcegate serve`'s flags; those about policies and the cluster are
 /// accepted and ignored, so both servers can be started the same way.
 #[derive(Debug, Parser)]
-#[command(name = "baseline", about = "Bare AdmissionReview server (benchmark baseline)")]
+#[command(
+    name = "baseline",
+    about = "Bare AdmissionReview server (benchmark baseline)"
+)]
 struct Cli {
     #[command(flatten)]
     serve: ServeArgs,
@@ -133,7 +136,10 @@ async fn allow(State(limits): State<Limits>, headers: HeaderMap, body: Body) -> 
             let body = serde_json::json!({"error": bad.to_string(), "reason": bad.reason()});
             json(status, body.to_string().into_bytes())
         }
-        Err(_) => json(StatusCode::SERVICE_UNAVAILABLE, b"{\"reason\":\"timeout\"}".to_vec()),
+        Err(_) => json(
+            StatusCode::SERVICE_UNAVAILABLE,
+            b"{\"reason\":\"timeout\"}".to_vec(),
+        ),
     }
 }
 
@@ -166,6 +172,9 @@ async fn answer(limits: &Limits, headers: &HeaderMap, body: Body) -> Result<Vec<
 }
 
 fn json(status: StatusCode, body: Vec<u8>) -> Response {
-    let content_type = [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))];
+    let content_type = [(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    )];
     (status, content_type, body).into_response()
 }

@@ -33,7 +33,7 @@ use forcegate::intent;
 use forcegate::policy::PolicySet;
 use serde_json::{Value, json};
 
-use self::reviews::{Scenario, Targets};
+use self::reviews::{Scenario, Targets, keep_leases_held};
 
 /// Distinct targets per scenario in the load mix.
 const PER_SCENARIO: usize = 64;
@@ -62,13 +62,17 @@ fn main() -> ExitCode {
 
 fn write(pods: usize, out: &Path) -> anyhow::Result<Value> {
     let spec = SyntheticSpec::with_pods(pods);
-    let cluster = synthetic::generate(&spec);
+    let mut cluster = synthetic::generate(&spec);
+    keep_leases_held(&mut cluster);
     let policies_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("policies");
     let policies = PolicySet::load_dir(&policies_dir)
         .map_err(|err| anyhow::anyhow!("{}: {err:?}", policies_dir.display()))?;
     let engine = Engine::new(
         Arc::new(ArcSwap::from_pointee(policies)),
-        Arc::new(SnapshotCluster::from_objects(cluster.objects.clone(), KINDS)),
+        Arc::new(SnapshotCluster::from_objects(
+            cluster.objects.clone(),
+            KINDS,
+        )),
         Arc::new(NoopRecorder),
         Settings::default(),
     );
@@ -121,7 +125,12 @@ fn check(engine: &Engine, scenario: Scenario, body: &Value) -> anyhow::Result<()
     let intent = intent::classify(&request);
     let (facts, decision) = engine.decide(&intent, &request);
     if !facts.unknown.is_empty() {
-        bail!("{} {}: unknown facts {:?}", scenario.name(), request.name, facts.unknown);
+        bail!(
+            "{} {}: unknown facts {:?}",
+            scenario.name(),
+            request.name,
+            facts.unknown
+        );
     }
     if decision.allowed != scenario.expect_allowed() {
         bail!(
@@ -131,6 +140,16 @@ fn check(engine: &Engine, scenario: Scenario, body: &Value) -> anyhow::Result<()
             scenario.expect_allowed(),
             decision.message
         );
+    }
+    for policy in scenario.must_fire() {
+        if !decision.outcomes.iter().any(|o| o.policy == *policy) {
+            bail!(
+                "{} {}: {policy} did not fire: {}",
+                scenario.name(),
+                request.name,
+                decision.message
+            );
+        }
     }
     Ok(())
 }

@@ -61,6 +61,20 @@ impl Scenario {
         }
     }
 
+    /// Shipped policies that must fire for the decision to be the real one
+    /// (e.g. the leader is denied *as a leader*, not only for its node).
+    pub fn must_fire(self) -> &'static [&'static str] {
+        match self {
+            Scenario::LeaderForceDelete => {
+                &["node-alive", "statefulset-leader", "attached-volumes"]
+            }
+            Scenario::AttachedVolumeForceDelete => &["attached-volumes"],
+            Scenario::FinalizerStrip => &["protected-finalizers"],
+            Scenario::NamespaceFinalize => &["namespace-finalize"],
+            Scenario::KubeletFinalDelete => &[],
+        }
+    }
+
     /// Whether the shipped policies allow it (checked before measuring, so
     /// a bench never times a request that went down the wrong path).
     pub fn expect_allowed(self) -> bool {
@@ -68,6 +82,24 @@ impl Scenario {
             self,
             Scenario::FinalizerStrip | Scenario::KubeletFinalDelete
         )
+    }
+}
+
+/// Lease duration that outlives any benchmark: ten years.
+const HELD_LEASE_SECONDS: i32 = 315_360_000;
+
+/// A written snapshot is a still picture: its leader Leases, renewed 5 s
+/// before the generator's fixed `now` for 15 s, would have expired long
+/// before the run. Stretch them so the leader scenario is decided as a live
+/// leader (facts and policies then do their full work); deterministic.
+pub fn keep_leases_held(cluster: &mut SyntheticCluster) {
+    for object in &mut cluster.objects {
+        if let Object::Lease(lease) = object {
+            let lease = std::sync::Arc::make_mut(lease);
+            if let Some(spec) = lease.spec.as_mut() {
+                spec.lease_duration_seconds = Some(HELD_LEASE_SECONDS);
+            }
+        }
     }
 }
 

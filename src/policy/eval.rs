@@ -178,7 +178,13 @@ fn assemble(input: &EvalInput<'_>, fired: Vec<Fired>) -> Decision {
             warnings.push(text);
         }
     } else {
-        for f in fired.iter().filter(|f| f.outcome.action == Action::Warn) {
+        // A policy that denied already explains itself; its Warn rules would
+        // describe an outcome (a stripped finalizer) that is not happening.
+        let denied_by = |policy: &str| denials.iter().any(|d| d.outcome.policy == policy);
+        for f in fired
+            .iter()
+            .filter(|f| f.outcome.action == Action::Warn && !denied_by(&f.outcome.policy))
+        {
             warnings.push(format!(
                 "forcegate {}: {}",
                 f.outcome.policy, f.outcome.message

@@ -416,7 +416,13 @@ fn rules_fire_independently_within_a_policy() {
       action: Warn
       message: forced
 ";
-    let set = set(&policy("multi", body));
+    let other = "  match:
+    intents: [ForceDelete]
+  action: Warn
+  message: heads-up
+";
+    let yaml = format!("{}---\n{}", policy("multi", body), policy("other", other));
+    let set = set(&yaml);
     let d = decide(
         &set,
         &intent(&[], false),
@@ -426,9 +432,11 @@ fn rules_fire_independently_within_a_policy() {
     assert!(!d.allowed);
     assert_eq!(
         d.audit_annotations["policies"],
-        "multi/ready=Deny,multi/always=Warn"
+        "multi/ready=Deny,multi/always=Warn,other=Warn"
     );
-    assert_eq!(d.warnings, vec!["forcegate multi: forced"]);
+    // The denying policy's own Warn rule is not repeated as a warning (its
+    // denial explains it); another policy's warning still reaches kubectl.
+    assert_eq!(d.warnings, vec!["forcegate other: heads-up"]);
 }
 
 #[test]
