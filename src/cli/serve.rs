@@ -19,6 +19,7 @@ use crate::certs;
 use crate::cleanup::{
     self, CleanupMetrics, JournalRecorder, KubeRecorder, Recorder, VerifierSettings,
 };
+use crate::cluster::metrics::ClusterMetrics;
 use crate::cluster::{ClusterView, LiveCluster, SnapshotCluster};
 use crate::engine::{Engine, Settings};
 use crate::policy::{self, PolicyMetrics, PolicySet};
@@ -112,6 +113,7 @@ async fn serve(args: ServeArgs) -> Result<Drained, Fatal> {
     } else {
         snapshot_sources(&args, cleanup_metrics)?
     };
+    ClusterMetrics::register(&mut registry, cluster.clone());
 
     let settings = Settings {
         break_glass_group: args.break_glass_group.clone(),
@@ -197,8 +199,7 @@ async fn live_sources(
 }
 
 /// Watch caches over the API; `/readyz` stays false until every kind has
-/// synced once. INTEGRATION POINT (lead): register the cluster's metrics
-/// (`cluster::metrics`, in progress) into the same registry when it lands.
+/// synced once.
 fn live_view(client: kube::Client, args: &ServeArgs) -> Arc<dyn ClusterView> {
     Arc::new(LiveCluster::start(client, args.stale_after))
 }
