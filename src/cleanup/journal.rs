@@ -176,6 +176,20 @@ impl Inner {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// The name of an existing record for `spec`, without waiting: `None`
+    /// when absent or when a writer holds the lock (mid-fsync), in which case
+    /// the caller takes the blocking path. Keeps the repeated admission call
+    /// of a grace-0 delete (and retries) off the blocking pool.
+    fn existing(&self, spec: &ForceDeletionSpec) -> Option<String> {
+        let name = record_name_for(spec);
+        let state = match self.state.try_lock() {
+            Ok(state) => state,
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        };
+        state.records.contains_key(&name).then_some(name)
+    }
+
     fn append(&self, spec: ForceDeletionSpec) -> Result<(String, bool), RecordError> {
         let name = record_name_for(&spec);
         let mut state = self.lock();
@@ -213,10 +227,15 @@ impl Recorder for JournalRecorder {
         let this = self.clone();
         Box::pin(async move {
             let started = Instant::now();
-            let result = tokio::task::spawn_blocking(move || this.inner.append(spec))
-                .await
-                .map_err(|err| RecordError::Backend(format!("journal writer task failed: {err}")))
-                .and_then(|r| r);
+            let result = match this.inner.existing(&spec) {
+                Some(name) => Ok((name, false)),
+                None => tokio::task::spawn_blocking(move || this.inner.append(spec))
+                    .await
+                    .map_err(|err| {
+                        RecordError::Backend(format!("journal writer task failed: {err}"))
+                    })
+                    .and_then(|r| r),
+            };
             if let Some(metrics) = &self.metrics {
                 let outcome = match &result {
                     Ok((_, true)) => RecordResult::Created,

@@ -10,6 +10,8 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
 use kube::core::DynamicObject;
+use serde::de::value::MapDeserializer;
+use serde_json::Value;
 
 use super::{Facts, PodFacts, PodScope, endpoints, leader, node, owners, volumes};
 use crate::admission::Request;
@@ -99,7 +101,30 @@ where
     if object.types.as_ref().is_some_and(|t| t.kind != kind) {
         return None;
     }
-    object.clone().try_parse::<T>().ok()
+    // Deserialize straight from the borrowed fields: `try_parse` clones the
+    // whole object and re-serializes it into a fresh `Value` first, which
+    // was a fifth of a force delete's decision time.
+    let Value::Object(fields) = &object.data else {
+        return None;
+    };
+    let metadata = serde_json::to_value(&object.metadata).ok()?;
+    let types: Vec<(&str, Value)> = object
+        .types
+        .iter()
+        .flat_map(|t| {
+            [
+                ("apiVersion", Value::String(t.api_version.clone())),
+                ("kind", Value::String(t.kind.clone())),
+            ]
+        })
+        .collect();
+    let entries = fields
+        .iter()
+        .filter(|(key, _)| !matches!(key.as_str(), "apiVersion" | "kind" | "metadata"))
+        .map(|(key, value)| (key.as_str(), value))
+        .chain(types.iter().map(|(key, value)| (*key, value)))
+        .chain(std::iter::once(("metadata", &metadata)));
+    T::deserialize(MapDeserializer::<_, serde_json::Error>::new(entries)).ok()
 }
 
 pub(super) fn describe(pod: &Pod) -> PodFacts {

@@ -41,18 +41,23 @@ pub fn build(input: &EvalInput<'_>, with_request: bool) -> Value {
         .or(input.facts.pod.as_ref().map(|p| p.uid.as_str()))
         .filter(|uid| !uid.is_empty())
         .map(crate::cleanup::record_name);
-    json!({
-        "request": request,
-        "object": object,
-        "oldObject": old_object,
-        "facts": facts,
-        "intent": intent,
-        "target": target,
-        "requester": requester,
-        "record": record,
-        "settings": { "breakGlassGroup": input.settings.break_glass_group },
-        "now": input.now.to_string(),
-    })
+    // Moved in rather than interpolated with `json!`, which re-serializes
+    // (deep-copies) every `Value` it is given: a tenth of a decision's time.
+    let mut context = Map::with_capacity(10);
+    context.insert("request".into(), request);
+    context.insert("object".into(), object);
+    context.insert("oldObject".into(), old_object);
+    context.insert("facts".into(), facts);
+    context.insert("intent".into(), intent);
+    context.insert("target".into(), target);
+    context.insert("requester".into(), requester);
+    context.insert("record".into(), record.map_or(Value::Null, Value::String));
+    context.insert(
+        "settings".into(),
+        json!({ "breakGlassGroup": input.settings.break_glass_group }),
+    );
+    context.insert("now".into(), Value::String(input.now.to_string()));
+    Value::Object(context)
 }
 
 fn intent_json(input: &EvalInput<'_>) -> Value {

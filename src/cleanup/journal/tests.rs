@@ -109,8 +109,13 @@ fn torn_last_line_is_skipped_with_a_warning_and_truncated() {
         .with_writer(move || writer.clone())
         .with_ansi(false)
         .finish();
-    let reopened = tracing::subscriber::with_default(subscriber, || JournalRecorder::open(&path))
-        .expect("reopen");
+    // Other tests run in parallel on threads without this subscriber; the
+    // warning's callsite may have cached "never" from them, so re-evaluate it.
+    let reopened = tracing::subscriber::with_default(subscriber, || {
+        tracing::callsite::rebuild_interest_cache();
+        JournalRecorder::open(&path)
+    })
+    .expect("reopen");
     let recovery = reopened.recovery().clone();
     assert_eq!(recovery.records, 2);
     let torn = recovery.torn.expect("torn tail reported");
