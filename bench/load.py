@@ -16,11 +16,12 @@ What it does, in order (see docs/performance.md):
      request of each kind gets the expected answer;
   5. drives both with oha over HTTP/1.1 keep-alive TLS: closed loop at peak
      (alternating forcegate/baseline, `--rounds` times), then open loop at
-     fixed rates (fractions of the baseline peak, and half of forcegate's);
+     the same fixed rates for both (10/25/50/75% of forcegate's peak, so
+     none overloads it; 50% is the p99 target's point);
   6. reads RSS (VmRSS/VmHWM from /proc) of serve idle after the load, then
      for each snapshot size: at ready and idle after a short load;
-  7. runs the criterion bench `admission` (decide/) for decision time vs
-     cluster size;
+  7. runs examples/decision_scaling (decision time vs cluster size, sizes
+     timed in interleaved rounds so machine noise hits all alike);
   8. writes docs/img/latency-vs-load.png, docs/img/scaling.png,
      bench/results.json, and the results section of docs/performance.md.
 
@@ -98,6 +99,7 @@ def build() -> None:
         [
             "cargo", "build", "--release", "--bin", "forcegate",
             "--example", "baseline", "--example", "bench_fixtures",
+            "--example", "decision_scaling",
         ],
         cwd=ROOT,
     )
@@ -291,26 +293,14 @@ def ms(seconds: float | None) -> float | None:
     return None if seconds is None else round(seconds * 1000, 3)
 
 
-# ---------------------------------------------------------------- criterion
+# ---------------------------------------------------------------- scaling
 
 
-def criterion_decide(skip: bool) -> dict:
-    """Mean ns per decision by scenario and pod count, from criterion."""
-    if not skip:
-        run(["cargo", "bench", "--bench", "admission", "--", "decide/"], cwd=ROOT)
-    base = TARGET / "criterion" / "decide"
-    out: dict[str, dict[str, float]] = {}
-    if not base.exists():
-        return out
-    for scenario_dir in sorted(p for p in base.iterdir() if p.is_dir() and p.name != "report"):
-        for size_dir in sorted(p for p in scenario_dir.iterdir() if p.name.isdigit()):
-            estimates = size_dir / "new" / "estimates.json"
-            if estimates.exists():
-                data = json.loads(estimates.read_text())
-                out.setdefault(scenario_dir.name, {})[size_dir.name] = round(
-                    data["mean"]["point_estimate"], 1
-                )
-    return out
+def decision_scaling() -> dict:
+    """Median ns per decision by scenario and pod count (interleaved rounds)."""
+    cmd = [str(RELEASE / "examples" / "decision_scaling"), "15", ",".join(str(p) for p in SIZES)]
+    done = run(cmd, capture_output=True, text=True, timeout=900)
+    return json.loads(done.stdout)["decide_ns"]
 
 
 # ---------------------------------------------------------------- plots
@@ -327,16 +317,17 @@ def plot(results: dict, img: Path) -> None:
     for name, style in (("forcegate", "o-"), ("baseline", "s--")):
         points = sorted(
             (r for r in results["open_loop"] if r["server"].startswith(name)),
-            key=lambda r: r["rps"],
+            key=lambda r: r["offered_rps"],
         )
-        peak = [r for r in results["peak_rounds"] if r["server"].startswith(name)]
-        points += sorted(peak, key=lambda r: r["rps"])[-1:]
-        xs = [r["rps"] for r in points]
-        for key, alpha in (("p50_ms", 0.6), ("p99_ms", 1.0)):
-            ax.plot(xs, [r[key] for r in points], style, alpha=alpha, label=f"{name} {key[:-3]}")
+        xs = [r["offered_rps"] for r in points]
+        for key, alpha in (("p50_ms", 0.6), ("p99_ms", 1.0), ("p99_9_ms", 0.35)):
+            label = f"{name} {key[:-3].replace('_', '.')}"
+            ax.plot(xs, [r[key] for r in points], style, alpha=alpha, label=label)
+    half = results["half_peak_forcegate"]
+    ax.axvline(half["offered_rps"], color="grey", linestyle="--", linewidth=0.8, label="50% of forcegate peak")
     ax.axhline(2.0, color="grey", linestyle=":", linewidth=1, label="p99 target 2 ms")
     ax.set_yscale("log")
-    ax.set_xlabel("achieved requests/s (last point: closed loop peak)")
+    ax.set_xlabel("offered requests/s (open loop, same rates for both)")
     ax.set_ylabel("latency (ms, log)")
     ax.set_title(f"Admission latency vs load, {MAIN_SIZE // 1000}k-pod snapshot, HTTP/1.1 TLS")
     ax.grid(True, which="both", alpha=0.3)
@@ -365,7 +356,7 @@ def plot(results: dict, img: Path) -> None:
     right.set_xscale("log")
     right.set_xlabel("pods in cluster")
     right.set_ylabel("µs per decision (classify + facts + policies)")
-    right.set_title("decision time vs cluster size (criterion)")
+    right.set_title("decision time vs cluster size (interleaved medians)")
     right.set_ylim(bottom=0)
     right.grid(True, which="both", alpha=0.3)
     right.legend(fontsize=7)
@@ -405,7 +396,7 @@ def verdicts(results: dict) -> list[tuple[str, str, str, bool]]:
             (
                 "decision at 100k ≤ 1.2× at 1k",
                 f"{worst[1]:.2f}× (worst: {worst[0]})",
-                "criterion decide/",
+                "examples/decision_scaling, interleaved medians",
                 worst[1] <= 1.2,
             )
         )
@@ -416,7 +407,8 @@ def markdown(results: dict) -> str:
     m = results["machine"]
     lines = [
         f"Run of {m['date_utc']} on {m['nproc']} × {m['cpu']}, {m['memory_gib']} GiB, "
-        f"kernel {m['kernel']}; load average at start {results['load_avg_start']} "
+        f"kernel {m['kernel']}; load average (1/5/15 min) at start {results['load_avg_start']}, "
+        f"at end {results.get('load_avg_end')} "
         f"(the machine is shared), {results['phase_seconds']} s per phase, "
         f"{CONNECTIONS} connections, {results['rounds']} alternating peak rounds.",
         "",
@@ -429,8 +421,10 @@ def markdown(results: dict) -> str:
             f"| {r['p99_9_ms']} | {r['load_avg_1m']} |"
         )
     for r in results["open_loop"]:
+        share = r.get("fraction_of_forcegate_peak")
+        share = f", {share:.0%} of forcegate peak" if share is not None else ""
         lines.append(
-            f"| {r['server']} at {r['offered_rps']:.0f}/s (open loop) | {r['rps']:.0f} | {r['p50_ms']} "
+            f"| {r['server']} at {r['offered_rps']:.0f}/s (open loop{share}) | {r['rps']:.0f} | {r['p50_ms']} "
             f"| {r['p99_ms']} | {r['p99_9_ms']} | {r['load_avg_1m']} |"
         )
     p = results["peak"]
@@ -451,7 +445,7 @@ def markdown(results: dict) -> str:
     decide = results["decide_ns"]
     if decide:
         sizes = sorted({int(s) for by in decide.values() for s in by})
-        lines.append("| decision (µs, criterion mean) | " + " | ".join(f"{s // 1000}k pods" for s in sizes) + " | 100k / 1k |")
+        lines.append("| decision (µs, median of interleaved rounds) | " + " | ".join(f"{s // 1000}k pods" for s in sizes) + " | 100k / 1k |")
         lines.append("|---|" + "---:|" * (len(sizes) + 1))
         for scenario, by_size in sorted(decide.items()):
             cells = [f"{by_size[str(s)] / 1000:.2f}" if str(s) in by_size else "–" for s in sizes]
@@ -489,10 +483,9 @@ def update_doc(text: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=20, help="length of each load phase")
-    parser.add_argument("--rounds", type=int, default=2, help="alternating peak rounds per server")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating peak rounds per server")
     parser.add_argument("--quick", action="store_true", help="5 s phases, 1 round (trying the script)")
     parser.add_argument("--skip-build", action="store_true")
-    parser.add_argument("--skip-criterion", action="store_true", help="reuse target/criterion results")
     parser.add_argument("--no-doc", action="store_true", help="do not rewrite docs/performance.md")
     parser.add_argument("--workdir", type=Path, help="keep fixtures and logs here (default: temp dir)")
     args = parser.parse_args()
@@ -553,15 +546,16 @@ def main() -> None:
         results["peak"] = {"forcegate": peak_f, "baseline": peak_b, "ratio": round(peak_f / peak_b, 3)}
         log(f"peak: forcegate {peak_f:.0f} req/s, baseline {peak_b:.0f} req/s, ratio {peak_f / peak_b:.1%}")
 
-        log("fixed rates, open loop")
+        log("fixed rates, open loop (fractions of forcegate's peak, same rates for both)")
         results["open_loop"] = []
         for fraction in (0.1, 0.25, 0.5, 0.75):
-            rate = peak_b * fraction
+            rate = peak_f * fraction
             for server in (forcegate, baseline):
-                results["open_loop"].append(oha(oha_bin, server, ca, bodies, seconds, rate))
-        half = oha(oha_bin, forcegate, ca, bodies, seconds, peak_f * 0.5)
-        results["open_loop"].append(half)
-        results["half_peak_forcegate"] = half
+                result = oha(oha_bin, server, ca, bodies, seconds, rate)
+                result["fraction_of_forcegate_peak"] = fraction
+                results["open_loop"].append(result)
+                if server is forcegate and fraction == 0.5:
+                    results["half_peak_forcegate"] = result
 
         time.sleep(5)
         results["main_rss"] = memory(forcegate.proc.pid)
@@ -599,7 +593,8 @@ def main() -> None:
         )
         log(f"  {pods} pods: ready after {server.ready_after_s}s, at ready {at_ready}, after load {after}")
 
-    results["decide_ns"] = criterion_decide(args.skip_criterion)
+    results["decide_ns"] = decision_scaling()
+    results["load_avg_end"] = load_average()
     (ROOT / "bench" / "results.json").write_text(json.dumps(results, indent=1, default=str) + "\n")
     plot(results, ROOT / "docs" / "img")
     text = markdown(results)

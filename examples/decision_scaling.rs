@@ -1,0 +1,172 @@
+//! Decision time vs cluster size, measured so that a shared, noisy machine
+//! cannot fake a trend: the clusters of every size live side by side and are
+//! timed in interleaved rounds (1k, 10k, 100k, 1k, 10k, ...), so a burst of
+//! someone else's build hits all sizes alike; the median round is reported.
+//!
+//! ```text
+//! cargo run --release --example decision_scaling -- [ROUNDS] [PODS,PODS,...]
+//! ```
+//!
+//! Times classify + facts + policies (`Engine::decide`, the pure part of an
+//! admission call) per scenario, rotating over the same number of real
+//! targets at every size (at most 64; fewer where the smallest cluster has
+//! fewer, e.g. pods with volumes on unreachable nodes), and prints
+//! JSON: `{"rounds": R, "decide_ns": {scenario: {pods: median ns}}}`.
+//! `benches/admission.rs` measures the same with criterion, per size.
+
+#[path = "../benches/support/reviews.rs"]
+mod reviews;
+
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{anyhow, ensure};
+use arc_swap::ArcSwap;
+use forcegate::admission::{self, Request};
+use forcegate::cleanup::NoopRecorder;
+use forcegate::cluster::SnapshotCluster;
+use forcegate::cluster::synthetic::{self, KINDS, SyntheticSpec};
+use forcegate::engine::{Engine, Settings};
+use forcegate::intent;
+use forcegate::policy::PolicySet;
+use serde_json::json;
+
+use self::reviews::{Scenario, Targets, keep_leases_held};
+
+const TARGETS: usize = 64;
+/// Decisions timed per scenario, size and round.
+const BATCH: usize = 512;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let rounds = args.first().and_then(|r| r.parse().ok()).unwrap_or(15usize);
+    let sizes: Vec<usize> = args
+        .get(1)
+        .map(|s| s.split(',').filter_map(|p| p.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![1_000, 10_000, 100_000]);
+    match measure(rounds.clamp(1, 200), &sizes) {
+        Ok(report) => {
+            println!("{report}");
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("decision_scaling: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// One size: an engine over its cluster and the decoded requests per scenario.
+struct Subject {
+    pods: usize,
+    engine: Engine,
+    requests: Vec<(Scenario, Vec<Request>)>,
+}
+
+fn subject(pods: usize, policies: &PolicySet) -> anyhow::Result<Subject> {
+    let mut cluster = synthetic::generate(&SyntheticSpec::with_pods(pods));
+    keep_leases_held(&mut cluster);
+    let engine = Engine::new(
+        Arc::new(ArcSwap::from_pointee(policies.clone())),
+        Arc::new(SnapshotCluster::from_objects(
+            cluster.objects.clone(),
+            KINDS,
+        )),
+        Arc::new(NoopRecorder),
+        Settings::default(),
+    );
+    let targets = Targets::new(&cluster);
+    let mut requests = Vec::new();
+    for scenario in Scenario::ALL {
+        let mut decoded = Vec::new();
+        for body in targets.reviews(scenario, TARGETS) {
+            let request = admission::decode(&serde_json::to_vec(&body)?)?;
+            let (facts, decision) = engine.decide(&intent::classify(&request), &request);
+            ensure!(
+                facts.unknown.is_empty(),
+                "{}: {:?}",
+                scenario.name(),
+                facts.unknown
+            );
+            ensure!(
+                decision.allowed == scenario.expect_allowed(),
+                "{} {}: {}",
+                scenario.name(),
+                request.name,
+                decision.message
+            );
+            for policy in scenario.must_fire() {
+                ensure!(
+                    decision.outcomes.iter().any(|o| o.policy == *policy),
+                    "{} {}: {policy} did not fire",
+                    scenario.name(),
+                    request.name
+                );
+            }
+            decoded.push(request);
+        }
+        ensure!(!decoded.is_empty(), "no target for {}", scenario.name());
+        requests.push((scenario, decoded));
+    }
+    Ok(Subject {
+        pods,
+        engine,
+        requests,
+    })
+}
+
+fn measure(rounds: usize, sizes: &[usize]) -> anyhow::Result<serde_json::Value> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("policies");
+    let policies =
+        PolicySet::load_dir(&dir).map_err(|err| anyhow!("{}: {err:?}", dir.display()))?;
+    let mut subjects: Vec<Subject> = sizes
+        .iter()
+        .map(|&pods| subject(pods, &policies))
+        .collect::<Result<_, _>>()?;
+    // Rotate over as many distinct targets at every size (a small cluster
+    // has fewer, e.g. 19 pods with volumes on unreachable nodes at 1k), so
+    // the comparison is about cluster size, not about a hotter working set.
+    for (i, scenario) in Scenario::ALL.iter().enumerate() {
+        let fewest = subjects
+            .iter()
+            .map(|s| s.requests[i].1.len())
+            .min()
+            .unwrap_or_default();
+        for subject in &mut subjects {
+            debug_assert_eq!(subject.requests[i].0, *scenario);
+            subject.requests[i].1.truncate(fewest);
+        }
+    }
+    let mut samples: BTreeMap<(&str, usize), Vec<f64>> = BTreeMap::new();
+    for _ in 0..rounds {
+        for subject in &subjects {
+            for (scenario, requests) in &subject.requests {
+                let started = Instant::now();
+                for i in 0..BATCH {
+                    let request = &requests[i % requests.len()];
+                    let intent = intent::classify(black_box(request));
+                    black_box(subject.engine.decide(&intent, request));
+                }
+                let ns = started.elapsed().as_nanos() as f64 / BATCH as f64;
+                samples
+                    .entry((scenario.name(), subject.pods))
+                    .or_default()
+                    .push(ns);
+            }
+        }
+    }
+    let mut report: BTreeMap<&str, BTreeMap<String, f64>> = BTreeMap::new();
+    for ((scenario, pods), mut ns) in samples {
+        ns.sort_by(f64::total_cmp);
+        let median = ns[ns.len() / 2];
+        report
+            .entry(scenario)
+            .or_default()
+            .insert(pods.to_string(), (median * 10.0).round() / 10.0);
+    }
+    Ok(json!({ "rounds": rounds, "batch": BATCH, "decide_ns": report }))
+}
