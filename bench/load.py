@@ -296,11 +296,21 @@ def ms(seconds: float | None) -> float | None:
 # ---------------------------------------------------------------- scaling
 
 
-def decision_scaling() -> dict:
-    """Median ns per decision by scenario and pod count (interleaved rounds)."""
+def decision_scaling(runs: int = 3) -> dict:
+    """Median ns per decision by scenario and pod count: interleaved rounds
+    within a run, then the median of `runs` runs (a whole run can still land
+    on a disturbed minute of a shared machine)."""
     cmd = [str(RELEASE / "examples" / "decision_scaling"), "15", ",".join(str(p) for p in SIZES)]
-    done = run(cmd, capture_output=True, text=True, timeout=900)
-    return json.loads(done.stdout)["decide_ns"]
+    reports = []
+    for _ in range(runs):
+        done = run(cmd, capture_output=True, text=True, timeout=900)
+        reports.append(json.loads(done.stdout)["decide_ns"])
+    merged: dict[str, dict[str, float]] = {}
+    for scenario, by_size in reports[0].items():
+        for pods in by_size:
+            values = [r[scenario][pods] for r in reports if pods in r.get(scenario, {})]
+            merged.setdefault(scenario, {})[pods] = statistics.median(values)
+    return merged
 
 
 # ---------------------------------------------------------------- plots
