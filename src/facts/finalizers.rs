@@ -8,6 +8,7 @@
 //! `system:kube-controller-manager`.
 
 use super::FinalizerFacts;
+use crate::intent::actors;
 
 /// An owner of a finalizer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,124 +20,41 @@ pub struct FinalizerOwner {
     pub users: &'static [&'static str],
 }
 
-const KCM: &str = "system:kube-controller-manager";
+impl From<&actors::FinalizerOwner> for FinalizerOwner {
+    fn from(owner: &actors::FinalizerOwner) -> Self {
+        Self {
+            controller: owner.controller,
+            users: owner.users,
+        }
+    }
+}
 
-/// Exact finalizer names → owner.
-const OWNERS: &[(&str, FinalizerOwner)] = &[
-    (
-        "kubernetes",
-        FinalizerOwner {
-            controller: "namespace-controller",
-            users: &[
-                "system:serviceaccount:kube-system:namespace-controller",
-                KCM,
-            ],
-        },
-    ),
-    (
-        "batch.kubernetes.io/job-tracking",
-        FinalizerOwner {
-            controller: "job-controller",
-            users: &["system:serviceaccount:kube-system:job-controller", KCM],
-        },
-    ),
-    (
-        "kubernetes.io/pvc-protection",
-        FinalizerOwner {
-            controller: "pvc-protection-controller",
-            users: &[
-                "system:serviceaccount:kube-system:pvc-protection-controller",
-                KCM,
-            ],
-        },
-    ),
-    (
-        "kubernetes.io/pv-protection",
-        FinalizerOwner {
-            controller: "pv-protection-controller",
-            users: &[
-                "system:serviceaccount:kube-system:pv-protection-controller",
-                KCM,
-            ],
-        },
-    ),
-    (
-        "kubernetes.io/pv-controller",
-        FinalizerOwner {
-            controller: "persistent-volume-binder",
-            users: &[
-                "system:serviceaccount:kube-system:persistent-volume-binder",
-                KCM,
-            ],
-        },
-    ),
-    (
-        "foregroundDeletion",
-        FinalizerOwner {
-            controller: "generic-garbage-collector",
-            users: &[
-                "system:serviceaccount:kube-system:generic-garbage-collector",
-                KCM,
-            ],
-        },
-    ),
-    (
-        "orphan",
-        FinalizerOwner {
-            controller: "generic-garbage-collector",
-            users: &[
-                "system:serviceaccount:kube-system:generic-garbage-collector",
-                KCM,
-            ],
-        },
-    ),
-    (
-        "service.kubernetes.io/load-balancer-cleanup",
-        FinalizerOwner {
-            controller: "service-controller",
-            users: &[
-                "system:serviceaccount:kube-system:service-controller",
-                "system:cloud-controller-manager",
-            ],
-        },
-    ),
-    (
-        "customresourcecleanup.apiextensions.k8s.io",
-        FinalizerOwner {
-            controller: "apiextensions-apiserver",
-            users: &["system:apiserver"],
-        },
-    ),
-    (
-        "external-provisioner.volume.kubernetes.io/finalizer",
-        FinalizerOwner {
-            controller: "csi-external-provisioner",
-            users: &[],
-        },
-    ),
-];
+/// Owners whose identity depends on how they are deployed (CSI sidecars,
+/// the snapshot controller), so classification cannot exempt them; the
+/// controllers with a fixed identity live in [`actors`], shared with intent.
+const DEPLOYMENT_DEFINED: &[(&str, &str)] = &[(
+    "external-provisioner.volume.kubernetes.io/finalizer",
+    "csi-external-provisioner",
+)];
 
 /// Finalizer name prefixes → owner (the suffix is a driver name).
-const PREFIX_OWNERS: &[(&str, FinalizerOwner)] = &[
-    (
-        "external-attacher/",
-        FinalizerOwner {
-            controller: "csi-external-attacher",
-            users: &[],
-        },
-    ),
-    (
-        "snapshot.storage.kubernetes.io/",
-        FinalizerOwner {
-            controller: "snapshot-controller",
-            users: &[],
-        },
-    ),
+const PREFIX_OWNERS: &[(&str, &str)] = &[
+    ("external-attacher/", "csi-external-attacher"),
+    ("snapshot.storage.kubernetes.io/", "snapshot-controller"),
 ];
 
 /// The owner of `finalizer`, when it is a well-known one.
 pub fn owner_of(finalizer: &str) -> Option<FinalizerOwner> {
-    OWNERS
+    let namespace = &actors::NAMESPACE_SPEC_FINALIZER_OWNER;
+    if let Some(owner) = actors::metadata_finalizer_owner(finalizer).or_else(|| {
+        namespace
+            .finalizers
+            .contains(&finalizer)
+            .then_some(namespace)
+    }) {
+        return Some(owner.into());
+    }
+    DEPLOYMENT_DEFINED
         .iter()
         .find(|(name, _)| *name == finalizer)
         .or_else(|| {
@@ -144,7 +62,10 @@ pub fn owner_of(finalizer: &str) -> Option<FinalizerOwner> {
                 .iter()
                 .find(|(prefix, _)| finalizer.starts_with(prefix))
         })
-        .map(|(_, owner)| *owner)
+        .map(|(_, controller)| FinalizerOwner {
+            controller,
+            users: &[],
+        })
 }
 
 /// Finalizers in Kubernetes' reserved namespaces (`kubernetes.io`, `k8s.io`
