@@ -13,6 +13,9 @@ use kube::core::admission::{
     AdmissionRequest, AdmissionResponse, META_API_VERSION_V1, META_KIND, Operation,
 };
 use kube::core::{Status, TypeMeta};
+use serde::de::IgnoredAny;
+use serde_json::error::Category;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use crate::decision::Decision;
@@ -84,40 +87,79 @@ impl BadReview {
 /// apiVersion/kind, presence of `request`, then the uid (without a uid no
 /// response can be correlated), then the full request shape.
 pub fn decode(body: &[u8]) -> Result<Request, BadReview> {
-    let value: Value =
-        serde_json::from_slice(body).map_err(|err| BadReview::NotJson(err.to_string()))?;
-    let Value::Object(mut review) = value else {
-        return Err(BadReview::NotAnObject);
-    };
-    let api_version = string_field(&review, "apiVersion");
+    // One pass over the body: the envelope is checked while `request` stays
+    // raw, then the request is decoded straight from its bytes. Building a
+    // `Value` tree first and converting it again cost a sixth of a request.
+    if first_byte(body) != Some(b'{') {
+        return Err(match serde_json::from_slice::<IgnoredAny>(body) {
+            Ok(_) => BadReview::NotAnObject,
+            Err(err) => BadReview::NotJson(err.to_string()),
+        });
+    }
+    let envelope: Envelope<'_> =
+        serde_json::from_slice(body).map_err(|err| match err.classify() {
+            Category::Data => BadReview::Malformed(err.to_string()),
+            _ => BadReview::NotJson(err.to_string()),
+        })?;
+    let api_version = text(envelope.api_version);
     if api_version != META_API_VERSION_V1 {
         return Err(BadReview::WrongApiVersion { found: api_version });
     }
-    let kind = string_field(&review, "kind");
+    let kind = text(envelope.kind);
     if kind != META_KIND {
         return Err(BadReview::WrongKind { found: kind });
     }
-    let request = match review.remove("request") {
-        None | Some(Value::Null) => return Err(BadReview::NoRequest),
-        Some(Value::Object(request)) => request,
-        Some(_) => return Err(BadReview::Malformed("request is not an object".into())),
-    };
-    match request.get("uid") {
-        Some(Value::String(uid)) if !uid.trim().is_empty() => {}
-        _ => return Err(BadReview::NoUid),
+    let raw = envelope.request.ok_or(BadReview::NoRequest)?;
+    if first_byte(raw.get().as_bytes()) != Some(b'{') {
+        return Err(BadReview::Malformed("request is not an object".into()));
     }
-    let mut request: Request = serde_json::from_value(Value::Object(request))
-        .map_err(|err| BadReview::Malformed(err.to_string()))?;
+    // Without a uid no response can be correlated: say so before any other
+    // shape problem, as the API server's own validation would.
+    let mut request: Request = match serde_json::from_str(raw.get()) {
+        Ok(request) => request,
+        Err(err) => {
+            let probe: UidProbe = serde_json::from_str(raw.get()).unwrap_or_default();
+            return Err(match probe.uid {
+                Some(Value::String(uid)) if !uid.trim().is_empty() => {
+                    BadReview::Malformed(err.to_string())
+                }
+                _ => BadReview::NoUid,
+            });
+        }
+    };
+    if request.uid.trim().is_empty() {
+        return Err(BadReview::NoUid);
+    }
     request.types = TypeMeta { api_version, kind };
     Ok(request)
 }
 
-fn string_field(object: &Map<String, Value>, key: &str) -> String {
-    object
-        .get(key)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned()
+/// The AdmissionReview around the request, with the request left unparsed.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Envelope<'a> {
+    #[serde(default)]
+    api_version: Value,
+    #[serde(default)]
+    kind: Value,
+    #[serde(default, borrow)]
+    request: Option<&'a RawValue>,
+}
+
+#[derive(Default, serde::Deserialize)]
+struct UidProbe {
+    uid: Option<Value>,
+}
+
+fn first_byte(bytes: &[u8]) -> Option<u8> {
+    bytes.iter().copied().find(|b| !b.is_ascii_whitespace())
+}
+
+fn text(value: Value) -> String {
+    match value {
+        Value::String(text) => text,
+        _ => String::new(),
+    }
 }
 
 /// Build the response for `request` from `decision` (+ an optional JSON patch).
