@@ -48,7 +48,7 @@ fn cluster(pods: usize) -> SyntheticCluster {
 fn engine(cluster: &SyntheticCluster) -> Engine {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let policies = PolicySet::load_dir(&root.join("policies")).expect("shipped policies load");
-    let view = SnapshotCluster::from_objects(cluster.objects.clone(), KINDS);
+    let view = SnapshotCluster::from_objects(cluster.objects(), KINDS);
     Engine::new(
         Arc::new(ArcSwap::from_pointee(policies)),
         Arc::new(view),

@@ -57,7 +57,7 @@ fn leader_case(pods: usize) -> Case {
     let spec = SyntheticSpec::with_pods(pods);
     let cluster = synthetic::generate(&spec);
     let (namespace, name) = cluster.leader_pod.clone();
-    let view = SnapshotCluster::from_objects(cluster.objects, KINDS);
+    let view = SnapshotCluster::from_objects(cluster.objects(), KINDS);
     let (intent, request) = force_delete(&namespace, &name);
     Case {
         pods,
@@ -106,7 +106,7 @@ fn lookups(c: &mut Criterion) {
         let cluster = synthetic::generate(&spec);
         let (namespace, name) = cluster.leader_pod.clone();
         let (job_ns, job_name) = cluster.job_pod.clone();
-        let view = SnapshotCluster::from_objects(cluster.objects, KINDS);
+        let view = SnapshotCluster::from_objects(cluster.objects(), KINDS);
         let (intent, request) = force_delete(&namespace, &name);
         let gathered = facts::gather(&intent, &request, &view, spec.now);
         assert!(gathered.unknown.is_empty() && gathered.leader.is_some_and(|l| l.is_leader));

@@ -69,10 +69,7 @@ fn write(pods: usize, out: &Path) -> anyhow::Result<Value> {
         .map_err(|err| anyhow::anyhow!("{}: {err:?}", policies_dir.display()))?;
     let engine = Engine::new(
         Arc::new(ArcSwap::from_pointee(policies)),
-        Arc::new(SnapshotCluster::from_objects(
-            cluster.objects.clone(),
-            KINDS,
-        )),
+        Arc::new(SnapshotCluster::from_objects(cluster.objects(), KINDS)),
         Arc::new(NoopRecorder),
         Settings::default(),
     );

@@ -72,10 +72,7 @@ fn subject(pods: usize, policies: &PolicySet) -> anyhow::Result<Subject> {
     keep_leases_held(&mut cluster);
     let engine = Engine::new(
         Arc::new(ArcSwap::from_pointee(policies.clone())),
-        Arc::new(SnapshotCluster::from_objects(
-            cluster.objects.clone(),
-            KINDS,
-        )),
+        Arc::new(SnapshotCluster::from_objects(cluster.objects(), KINDS)),
         Arc::new(NoopRecorder),
         Settings::default(),
     );

@@ -6,10 +6,8 @@
 //! requests. Targets exist in the snapshot, so every decision is a real one:
 //! the facts are found, the policies fire or not for the reason they say.
 
-use std::borrow::Borrow;
 use std::collections::HashMap;
 
-use forcegate::cluster::Object;
 use forcegate::cluster::synthetic::SyntheticCluster;
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use serde_json::{Value, json};
@@ -93,12 +91,9 @@ const HELD_LEASE_SECONDS: i32 = 315_360_000;
 /// before the run. Stretch them so the leader scenario is decided as a live
 /// leader (facts and policies then do their full work); deterministic.
 pub fn keep_leases_held(cluster: &mut SyntheticCluster) {
-    for object in &mut cluster.objects {
-        if let Object::Lease(lease) = object {
-            let lease = std::sync::Arc::make_mut(lease);
-            if let Some(spec) = lease.spec.as_mut() {
-                spec.lease_duration_seconds = Some(HELD_LEASE_SECONDS);
-            }
+    for lease in &mut cluster.leases {
+        if let Some(spec) = lease.spec.as_mut() {
+            spec.lease_duration_seconds = Some(HELD_LEASE_SECONDS);
         }
     }
 }
@@ -121,26 +116,23 @@ pub struct Targets<'a> {
 impl<'a> Targets<'a> {
     pub fn new(cluster: &'a SyntheticCluster) -> Self {
         let nodes = cluster
-            .objects
+            .nodes
             .iter()
-            .filter_map(|object| match object {
-                Object::Node(node) => {
-                    let name = node.metadata.name.as_deref()?;
-                    let taints = node.spec.as_ref().and_then(|s| s.taints.as_deref());
-                    let taints = taints.unwrap_or_default();
-                    let state = if taints
-                        .iter()
-                        .any(|t| t.key == "node.kubernetes.io/out-of-service")
-                    {
-                        NodeState::Fenced
-                    } else if taints.is_empty() {
-                        NodeState::Ready
-                    } else {
-                        NodeState::Unreachable
-                    };
-                    Some((name, state))
-                }
-                _ => None,
+            .filter_map(|node| {
+                let name = node.metadata.name.as_deref()?;
+                let taints = node.spec.as_ref().and_then(|s| s.taints.as_deref());
+                let taints = taints.unwrap_or_default();
+                let state = if taints
+                    .iter()
+                    .any(|t| t.key == "node.kubernetes.io/out-of-service")
+                {
+                    NodeState::Fenced
+                } else if taints.is_empty() {
+                    NodeState::Ready
+                } else {
+                    NodeState::Unreachable
+                };
+                Some((name, state))
             })
             .collect();
         Self { cluster, nodes }
@@ -168,17 +160,11 @@ impl<'a> Targets<'a> {
     }
 
     fn pods(&self) -> impl Iterator<Item = &'a Pod> + 'a {
-        self.cluster.objects.iter().filter_map(|o| match o {
-            Object::Pod(pod) => Some(Borrow::<Pod>::borrow(pod)),
-            _ => None,
-        })
+        self.cluster.pods.iter()
     }
 
     fn namespaces(&self) -> impl Iterator<Item = &'a Namespace> + 'a {
-        self.cluster.objects.iter().filter_map(|o| match o {
-            Object::Namespace(ns) => Some(Borrow::<Namespace>::borrow(ns)),
-            _ => None,
-        })
+        self.cluster.namespaces.iter()
     }
 
     fn fits(&self, scenario: Scenario, pod: &Pod) -> bool {

@@ -11,10 +11,10 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use k8s_openapi::jiff::Timestamp;
-use kube::Resource;
 
 use super::crd::{ChecklistItem, ForceDeletionSpec, ItemState, Phase};
 use super::manual;
+use crate::cluster::record::Record;
 use crate::cluster::{ClusterView, Lookup};
 
 mod ghost;
@@ -139,7 +139,7 @@ fn object_gone(spec: &ForceDeletionSpec, view: &dyn ClusterView) -> ChecklistIte
     }
 }
 
-fn uid_of<K: Resource>(object: &K) -> Option<String> {
+fn uid_of<R: Record>(object: &R) -> Option<String> {
     object.meta().uid.clone()
 }
 
@@ -161,18 +161,15 @@ fn volumes_detached(spec: &ForceDeletionSpec, view: &dyn ClusterView) -> Vec<Che
             };
             let on_node: Vec<_> = attachments
                 .iter()
-                .filter(|va| va.spec.node_name == node)
+                .filter(|va| va.node_name == node)
                 .collect();
             let Some(va) = on_node.first() else {
                 return item(name, ItemState::Ok, format!("PV {pv} is not attached to node {node}"));
             };
-            let va_name = va.metadata.name.as_deref().unwrap_or("<unnamed>");
-            let status = va.status.as_ref();
-            let attached = status.is_some_and(|s| s.attached);
-            let detach_error = status
-                .and_then(|s| s.detach_error.as_ref())
-                .and_then(|e| e.message.clone());
-            let message = match (attached, detach_error) {
+            let va_name = Some(va.meta.name.as_str())
+                .filter(|n| !n.is_empty())
+                .unwrap_or("<unnamed>");
+            let message = match (va.attached, va.detach_error.clone()) {
                 (_, Some(error)) => format!(
                     "VolumeAttachment {va_name} of PV {pv} on node {node} fails to detach: {error}"
                 ),
@@ -197,13 +194,11 @@ fn endpoints_released(spec: &ForceDeletionSpec, view: &dyn ClusterView) -> Optio
     let mut slices = BTreeSet::new();
     for ip in ips {
         match view.endpoint_slices_for_pod(uid, ip) {
-            Ok(found) => slices.extend(found.iter().map(|s| {
-                format!(
-                    "{}/{}",
-                    s.metadata.namespace.as_deref().unwrap_or(""),
-                    s.metadata.name.as_deref().unwrap_or("")
-                )
-            })),
+            Ok(found) => slices.extend(
+                found
+                    .iter()
+                    .map(|s| format!("{}/{}", s.meta.namespace, s.meta.name)),
+            ),
             Err(err) => return Some(unknown(NAME, "EndpointSlices", &err)),
         }
     }
@@ -238,19 +233,11 @@ fn job_settled(spec: &ForceDeletionSpec, view: &dyn ClusterView) -> Option<Check
         }
         Err(err) => return Some(unknown(NAME, "the Job", &err)),
     };
-    let status = job.status.clone().unwrap_or_default();
     let uid = spec.object.uid.as_deref().unwrap_or("");
-    let uncounted = status.uncounted_terminated_pods.as_ref().is_some_and(|u| {
-        [&u.succeeded, &u.failed]
-            .into_iter()
-            .flatten()
-            .any(|uids| uids.iter().any(|u| u == uid))
-    });
+    let uncounted = job.uncounted.iter().any(|u| u == uid);
     let counts = format!(
         "active={} succeeded={} failed={}",
-        status.active.unwrap_or(0),
-        status.succeeded.unwrap_or(0),
-        status.failed.unwrap_or(0)
+        job.active, job.succeeded, job.failed
     );
     Some(if uncounted {
         item(

@@ -1,5 +1,5 @@
-//! One typed, slimmed object of a known kind: the unit both sources feed
-//! into the [`Index`](super::index::Index).
+//! One object of a known kind, as a compact record: the unit both sources
+//! feed into the [`Index`](super::index::Index).
 
 use std::sync::Arc;
 
@@ -12,7 +12,7 @@ use k8s_openapi::api::storage::v1::VolumeAttachment;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::kind::Kind;
-use super::slim;
+use super::record::{self, Meta};
 
 /// Where an object lives: namespace (empty for cluster-scoped kinds) and name.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -45,29 +45,27 @@ impl std::fmt::Display for ObjectKey {
     }
 }
 
-/// A known object. ConfigMaps and Endpoints are metadata-only: facts only
-/// read their leader annotation.
-///
-/// Objects are held in `Arc`s from the start: k8s-openapi structs are large
-/// inline (a `Pod` is ~2.4 KiB before any string), so batches of objects
-/// move as pointers and the index stores them without another copy.
+/// A known object, as the index stores it: a compact [`record`] behind an
+/// `Arc`, so batches move as pointers and lookups hand out shared copies.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Object {
-    Pod(Arc<Pod>),
-    Node(Arc<Node>),
-    Lease(Arc<Lease>),
-    VolumeAttachment(Arc<VolumeAttachment>),
-    PersistentVolumeClaim(Arc<PersistentVolumeClaim>),
-    PersistentVolume(Arc<PersistentVolume>),
-    Job(Arc<Job>),
-    CronJob(Arc<CronJob>),
-    StatefulSet(Arc<StatefulSet>),
-    ReplicaSet(Arc<ReplicaSet>),
-    Deployment(Arc<Deployment>),
-    EndpointSlice(Arc<EndpointSlice>),
-    Namespace(Arc<Namespace>),
-    ConfigMap(Arc<ObjectMeta>),
-    Endpoints(Arc<ObjectMeta>),
+    Pod(Arc<record::Pod>),
+    Node(Arc<record::Node>),
+    Lease(Arc<record::Lease>),
+    VolumeAttachment(Arc<record::VolumeAttachment>),
+    PersistentVolumeClaim(Arc<record::PersistentVolumeClaim>),
+    PersistentVolume(Arc<record::PersistentVolume>),
+    Job(Arc<record::Job>),
+    CronJob(Arc<record::CronJob>),
+    StatefulSet(Arc<record::StatefulSet>),
+    ReplicaSet(Arc<record::ReplicaSet>),
+    Deployment(Arc<record::Deployment>),
+    EndpointSlice(Arc<record::EndpointSlice>),
+    Namespace(Arc<record::Namespace>),
+    /// Metadata only: legacy leader annotations and namespace counts.
+    ConfigMap(Arc<record::MetadataOnly>),
+    /// Metadata only: legacy leader annotations and namespace counts.
+    Endpoints(Arc<record::MetadataOnly>),
 }
 
 impl Object {
@@ -91,22 +89,22 @@ impl Object {
         }
     }
 
-    pub fn meta(&self) -> &ObjectMeta {
+    pub fn meta(&self) -> &Meta {
         match self {
-            Object::Pod(o) => &o.metadata,
-            Object::Node(o) => &o.metadata,
-            Object::Lease(o) => &o.metadata,
-            Object::VolumeAttachment(o) => &o.metadata,
-            Object::PersistentVolumeClaim(o) => &o.metadata,
-            Object::PersistentVolume(o) => &o.metadata,
-            Object::Job(o) => &o.metadata,
-            Object::CronJob(o) => &o.metadata,
-            Object::StatefulSet(o) => &o.metadata,
-            Object::ReplicaSet(o) => &o.metadata,
-            Object::Deployment(o) => &o.metadata,
-            Object::EndpointSlice(o) => &o.metadata,
-            Object::Namespace(o) => &o.metadata,
-            Object::ConfigMap(m) | Object::Endpoints(m) => m.as_ref(),
+            Object::Pod(o) => &o.meta,
+            Object::Node(o) => &o.meta,
+            Object::Lease(o) => &o.meta,
+            Object::VolumeAttachment(o) => &o.meta,
+            Object::PersistentVolumeClaim(o) => &o.meta,
+            Object::PersistentVolume(o) => &o.meta,
+            Object::Job(o) => &o.meta,
+            Object::CronJob(o) => &o.meta,
+            Object::StatefulSet(o) => &o.meta,
+            Object::ReplicaSet(o) => &o.meta,
+            Object::Deployment(o) => &o.meta,
+            Object::EndpointSlice(o) => &o.meta,
+            Object::Namespace(o) => &o.meta,
+            Object::ConfigMap(o) | Object::Endpoints(o) => &o.meta,
         }
     }
 
@@ -114,19 +112,21 @@ impl Object {
     pub fn key(&self) -> ObjectKey {
         let meta = self.meta();
         let namespace = if self.kind().namespaced() {
-            meta.namespace.clone().unwrap_or_default()
+            meta.namespace.clone()
         } else {
             String::new()
         };
         ObjectKey {
             namespace,
-            name: meta.name.clone().unwrap_or_default(),
+            name: meta.name.clone(),
         }
     }
 
-    /// Decode one object of `kind` from JSON (as read from a file), slimmed.
-    /// `apiVersion`/`kind` are dropped first so other served versions of the
-    /// same kind (e.g. `batch/v1beta1` CronJobs) decode too.
+    /// Decode one object of `kind` from JSON (as read from a file): the
+    /// typed k8s-openapi object first, so ill-typed input is rejected as the
+    /// API would, then its record. `apiVersion`/`kind` are dropped first so
+    /// other served versions of the same kind (e.g. `batch/v1beta1`
+    /// CronJobs) decode too.
     pub fn from_value(
         kind: Kind,
         mut value: serde_json::Value,
@@ -139,105 +139,65 @@ impl Object {
                 meta.remove("managedFields");
             }
         }
-        fn decode<T: serde::de::DeserializeOwned>(
+        fn decode<T: serde::de::DeserializeOwned + Into<Object>>(
             value: serde_json::Value,
-        ) -> Result<T, serde_json::Error> {
-            serde_json::from_value(value)
+        ) -> Result<Object, serde_json::Error> {
+            serde_json::from_value::<T>(value).map(Into::into)
         }
-        let object = match kind {
-            Kind::Pod => Object::Pod(Arc::new(slim::pod(decode(value)?))),
-            Kind::Node => Object::Node(Arc::new(slim::node(decode(value)?))),
-            Kind::Lease => Object::Lease(Arc::new(slim::with_meta(decode::<Lease>(value)?))),
-            Kind::VolumeAttachment => Object::VolumeAttachment(Arc::new(slim::with_meta(
-                decode::<VolumeAttachment>(value)?,
-            ))),
-            Kind::PersistentVolumeClaim => {
-                Object::PersistentVolumeClaim(Arc::new(slim::with_meta(decode::<
-                    PersistentVolumeClaim,
-                >(value)?)))
+        match kind {
+            Kind::Pod => decode::<Pod>(value),
+            Kind::Node => decode::<Node>(value),
+            Kind::Lease => decode::<Lease>(value),
+            Kind::VolumeAttachment => decode::<VolumeAttachment>(value),
+            Kind::PersistentVolumeClaim => decode::<PersistentVolumeClaim>(value),
+            Kind::PersistentVolume => decode::<PersistentVolume>(value),
+            Kind::Job => decode::<Job>(value),
+            Kind::CronJob => decode::<CronJob>(value),
+            Kind::StatefulSet => decode::<StatefulSet>(value),
+            Kind::ReplicaSet => decode::<ReplicaSet>(value),
+            Kind::Deployment => decode::<Deployment>(value),
+            Kind::EndpointSlice => decode::<EndpointSlice>(value),
+            Kind::Namespace => decode::<Namespace>(value),
+            Kind::ConfigMap | Kind::Endpoints => {
+                Ok(Object::metadata_only(kind, metadata_of(value)?))
             }
-            Kind::PersistentVolume => Object::PersistentVolume(Arc::new(slim::with_meta(
-                decode::<PersistentVolume>(value)?,
-            ))),
-            Kind::Job => Object::Job(Arc::new(slim::job(decode(value)?))),
-            Kind::CronJob => Object::CronJob(Arc::new(slim::cron_job(decode(value)?))),
-            Kind::StatefulSet => Object::StatefulSet(Arc::new(slim::stateful_set(decode(value)?))),
-            Kind::ReplicaSet => Object::ReplicaSet(Arc::new(slim::replica_set(decode(value)?))),
-            Kind::Deployment => Object::Deployment(Arc::new(slim::deployment(decode(value)?))),
-            Kind::EndpointSlice => {
-                Object::EndpointSlice(Arc::new(slim::with_meta(decode::<EndpointSlice>(value)?)))
-            }
-            Kind::Namespace => {
-                Object::Namespace(Arc::new(slim::with_meta(decode::<Namespace>(value)?)))
-            }
-            Kind::ConfigMap => {
-                Object::ConfigMap(Arc::new(slim::metadata_only(metadata_of(value)?)))
-            }
-            Kind::Endpoints => {
-                Object::Endpoints(Arc::new(slim::metadata_only(metadata_of(value)?)))
-            }
-        };
-        Ok(object)
+        }
     }
 
-    /// Drop everything no fact reads (see [`slim`]), for objects built in
-    /// memory (synthetic clusters, watch events). Decoding with
-    /// [`Object::from_value`] already slims.
-    pub fn slim(self) -> Object {
-        fn map<T: Clone>(object: Arc<T>, f: impl FnOnce(T) -> T) -> Arc<T> {
-            Arc::new(f(Arc::unwrap_or_clone(object)))
-        }
-        match self {
-            Object::Pod(o) => Object::Pod(map(o, slim::pod)),
-            Object::Node(o) => Object::Node(map(o, slim::node)),
-            Object::Lease(o) => Object::Lease(map(o, slim::with_meta)),
-            Object::VolumeAttachment(o) => Object::VolumeAttachment(map(o, slim::with_meta)),
-            Object::PersistentVolumeClaim(o) => {
-                Object::PersistentVolumeClaim(map(o, slim::with_meta))
-            }
-            Object::PersistentVolume(o) => Object::PersistentVolume(map(o, slim::with_meta)),
-            Object::Job(o) => Object::Job(map(o, slim::job)),
-            Object::CronJob(o) => Object::CronJob(map(o, slim::cron_job)),
-            Object::StatefulSet(o) => Object::StatefulSet(map(o, slim::stateful_set)),
-            Object::ReplicaSet(o) => Object::ReplicaSet(map(o, slim::replica_set)),
-            Object::Deployment(o) => Object::Deployment(map(o, slim::deployment)),
-            Object::EndpointSlice(o) => Object::EndpointSlice(map(o, slim::with_meta)),
-            Object::Namespace(o) => Object::Namespace(map(o, slim::with_meta)),
-            Object::ConfigMap(m) => Object::ConfigMap(map(m, slim::metadata_only)),
-            Object::Endpoints(m) => Object::Endpoints(map(m, slim::metadata_only)),
+    /// A ConfigMap or Endpoints known by its metadata alone.
+    pub fn metadata_only(kind: Kind, meta: ObjectMeta) -> Object {
+        let record = Arc::new(record::MetadataOnly::from(meta));
+        match kind {
+            Kind::ConfigMap => Object::ConfigMap(record),
+            _ => Object::Endpoints(record),
         }
     }
 }
 
-/// A typed object that can enter the index; the conversion slims it.
-pub trait IntoObject {
-    fn into_object(self) -> Object;
-}
-
-macro_rules! into_object {
-    ($($ty:ident => $slim:path,)*) => {$(
-        impl IntoObject for $ty {
-            fn into_object(self) -> Object {
-                Object::$ty(Arc::new($slim(self)))
+macro_rules! from_k8s {
+    ($($ty:ident,)*) => {$(
+        impl From<$ty> for Object {
+            fn from(object: $ty) -> Object {
+                Object::$ty(Arc::new(object.into()))
             }
         }
     )*};
 }
 
-into_object! {
-    Pod => slim::pod,
-    Node => slim::node,
-    Lease => slim::with_meta,
-    VolumeAttachment => slim::with_meta,
-    PersistentVolumeClaim => slim::with_meta,
-    PersistentVolume => slim::with_meta,
-    Job => slim::job,
-    CronJob => slim::cron_job,
-    StatefulSet => slim::stateful_set,
-    ReplicaSet => slim::replica_set,
-    Deployment => slim::deployment,
-    EndpointSlice => slim::with_meta,
-    Namespace => slim::with_meta,
+from_k8s! {
+    Pod,
+    Node,
+    Lease,
+    VolumeAttachment,
+    PersistentVolumeClaim,
+    PersistentVolume,
+    Job,
+    CronJob,
+    StatefulSet,
+    ReplicaSet,
+    Deployment,
+    EndpointSlice,
+    Namespace,
 }
 
 /// Only `metadata` of a metadata-only kind is decoded; `data` is never read.
@@ -258,33 +218,27 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn decodes_other_versions_and_strips_managed_fields() {
+    fn decodes_other_versions_into_records() {
         let value = json!({
             "apiVersion": "batch/v1beta1",
             "kind": "CronJob",
             "metadata": {
-                "name": "nightly", "namespace": "ops",
+                "name": "nightly", "namespace": "ops", "uid": "u-1",
                 "managedFields": [{"manager": "kubectl"}],
-                "annotations": {
-                    "kubectl.kubernetes.io/last-applied-configuration": "{}",
-                    "team": "ops"
-                }
+                "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}"}
             },
-            "spec": {"schedule": "0 3 * * *", "jobTemplate": {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "busybox"}]}}}}}
+            "spec": {"schedule": "0 3 * * *", "concurrencyPolicy": "Forbid", "jobTemplate": {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "busybox"}]}}}}},
+            "status": {"active": [{"name": "nightly-1"}]}
         });
         let object = Object::from_value(Kind::CronJob, value).expect("decodes");
-        let meta = object.meta();
         assert_eq!(object.key(), ObjectKey::new("ops", "nightly"));
-        assert!(meta.managed_fields.is_none());
-        let annotations = meta.annotations.clone().unwrap_or_default();
-        assert_eq!(annotations.len(), 1);
-        assert_eq!(annotations.get("team").map(String::as_str), Some("ops"));
+        assert_eq!(object.meta().uid.as_deref(), Some("u-1"));
         let Object::CronJob(cron) = object else {
             panic!("wrong kind")
         };
-        let spec = &cron.spec;
-        assert_eq!(spec.schedule, "0 3 * * *");
-        assert!(spec.job_template.spec.is_none(), "pod template dropped");
+        assert_eq!(cron.concurrency_policy.as_deref(), Some("Forbid"));
+        assert_eq!(cron.active, 1);
+        assert!(!cron.suspend);
     }
 
     #[test]

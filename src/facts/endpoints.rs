@@ -4,9 +4,8 @@
 //! of its IPs without naming a *different* pod (IPs are reused quickly; a
 //! slice pointing the same IP at a new pod is not a leftover).
 
-use k8s_openapi::api::discovery::v1::{Endpoint, EndpointSlice};
-
 use super::{EndpointFacts, PodFacts};
+use crate::cluster::record::{Endpoint, EndpointSlice};
 use crate::cluster::{ClusterView, Unknown};
 
 pub(super) fn gather(pod: &PodFacts, view: &dyn ClusterView) -> Result<EndpointFacts, Unknown> {
@@ -17,13 +16,7 @@ pub(super) fn gather(pod: &PodFacts, view: &dyn ClusterView) -> Result<EndpointF
     let mut slices: Vec<String> = candidates
         .iter()
         .filter(|slice| references(slice, pod))
-        .map(|slice| {
-            format!(
-                "{}/{}",
-                slice.metadata.namespace.as_deref().unwrap_or_default(),
-                slice.metadata.name.as_deref().unwrap_or_default()
-            )
-        })
+        .map(|slice| format!("{}/{}", slice.meta.namespace, slice.meta.name))
         .collect();
     slices.sort();
     slices.dedup();
@@ -34,15 +27,11 @@ pub(super) fn gather(pod: &PodFacts, view: &dyn ClusterView) -> Result<EndpointF
 }
 
 fn references(slice: &EndpointSlice, pod: &PodFacts) -> bool {
-    slice
-        .endpoints
-        .iter()
-        .flatten()
-        .any(|e| endpoint_references(e, pod))
+    slice.endpoints.iter().any(|e| endpoint_references(e, pod))
 }
 
 fn endpoint_references(endpoint: &Endpoint, pod: &PodFacts) -> bool {
-    let target = endpoint.target_ref.as_ref();
+    let target = endpoint.target.as_ref();
     let target_uid = target
         .and_then(|t| t.uid.as_deref())
         .filter(|u| !u.is_empty());

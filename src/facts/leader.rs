@@ -6,10 +6,10 @@
 //! Legacy `control-plane.alpha.kubernetes.io/leader` records on Endpoints and
 //! ConfigMaps follow the same rule.
 
-use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::jiff::Timestamp;
 
 use super::{LeaderFacts, LeaseFacts, PodFacts};
+use crate::cluster::record::Lease;
 use crate::cluster::{ClusterView, Unknown};
 
 pub(super) fn gather(
@@ -41,21 +41,17 @@ pub(super) fn gather(
 }
 
 fn describe_lease(lease: &Lease, now: Timestamp) -> LeaseFacts {
-    let spec = lease.spec.as_ref();
-    let renewed = spec.and_then(|s| s.renew_time.as_ref().or(s.acquire_time.as_ref()));
-    let duration = spec.and_then(|s| s.lease_duration_seconds);
-    let expires_in_ms = match (renewed, duration) {
+    let renewed = lease.renew_time.or(lease.acquire_time);
+    let expires_in_ms = match (renewed, lease.duration_seconds) {
         (Some(renewed), Some(duration)) => {
-            Some(renewed.0.as_millisecond() + i64::from(duration) * 1000 - now.as_millisecond())
+            Some(renewed.as_millisecond() + i64::from(duration) * 1000 - now.as_millisecond())
         }
         _ => None,
     };
     LeaseFacts {
-        namespace: lease.metadata.namespace.clone().unwrap_or_default(),
-        name: lease.metadata.name.clone().unwrap_or_default(),
-        holder: spec
-            .and_then(|s| s.holder_identity.clone())
-            .unwrap_or_default(),
+        namespace: lease.meta.namespace.clone(),
+        name: lease.meta.name.clone(),
+        holder: lease.holder.clone().unwrap_or_default(),
         expired: expires_in_ms.is_some_and(|ms| ms < 0),
         expires_in_seconds: expires_in_ms.map(|ms| ms.div_euclid(1000)),
     }

@@ -4,12 +4,13 @@
 //! etcd (invisible, never cleaned up, resurrected if the namespace is
 //! re-created): the counts say what would be stranded.
 
-use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::api::core::v1 as k8s;
 
 use super::pod::request_object;
 use super::{Facts, NamespaceFacts};
 use crate::admission::Request;
 use crate::cluster::ClusterView;
+use crate::cluster::record::Namespace;
 use crate::intent::Intent;
 
 pub(super) fn gather(
@@ -19,10 +20,11 @@ pub(super) fn gather(
     view: &dyn ClusterView,
 ) {
     let name = intent.target.name.clone();
-    let from_request: Option<Namespace> = request_object(request.old_object.as_ref(), "Namespace")
-        .or_else(|| request_object(request.object.as_ref(), "Namespace"));
+    let from_request: Option<k8s::Namespace> =
+        request_object(request.old_object.as_ref(), "Namespace")
+            .or_else(|| request_object(request.object.as_ref(), "Namespace"));
     let namespace = match from_request {
-        Some(ns) => Some(ns),
+        Some(ns) => Some(Namespace::from(ns)),
         None => match view.namespace(&name) {
             Ok(ns) => ns.map(|ns| (*ns).clone()),
             Err(why) => return facts.unknown("namespace", why),
@@ -35,7 +37,7 @@ pub(super) fn gather(
     let total = counts.values().sum();
     facts.namespace = Some(NamespaceFacts {
         exists: namespace.is_some(),
-        phase: namespace.and_then(|ns| ns.status).and_then(|s| s.phase),
+        phase: namespace.and_then(|ns| ns.phase),
         name,
         counts,
         total,

@@ -26,29 +26,16 @@ pub(super) fn gather(
             ..NodeFacts::default()
         });
     };
-    let ready = node
-        .status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .into_iter()
-        .flatten()
-        .find(|c| c.type_ == "Ready");
-    let taints: Vec<String> = node
-        .spec
-        .as_ref()
-        .and_then(|s| s.taints.as_ref())
-        .into_iter()
-        .flatten()
-        .map(|t| t.key.clone())
-        .collect();
+    let ready = node.ready.as_ref();
+    let taints = node.taints.clone();
     let out_of_service = taints.iter().any(|t| t == OUT_OF_SERVICE_TAINT);
     Ok(NodeFacts {
         name: name.to_owned(),
         exists: true,
         ready: ready.is_some_and(|c| c.status == "True"),
         heartbeat_age_seconds: ready
-            .and_then(|c| c.last_heartbeat_time.as_ref())
-            .map(|t| seconds_since(t.0, now)),
+            .and_then(|c| c.last_heartbeat)
+            .map(|t| seconds_since(t, now)),
         unreachable: taints.iter().any(|t| t == UNREACHABLE_TAINT),
         out_of_service,
         fenced: out_of_service,

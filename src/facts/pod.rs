@@ -7,7 +7,6 @@
 
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
 use kube::core::DynamicObject;
 use serde::de::value::MapDeserializer;
@@ -15,7 +14,7 @@ use serde_json::Value;
 
 use super::{Facts, PodFacts, PodScope, endpoints, leader, node, owners, volumes};
 use crate::admission::Request;
-use crate::cluster::index::keys;
+use crate::cluster::record::Pod;
 use crate::cluster::{ClusterView, Unknown};
 use crate::intent::Intent;
 
@@ -78,7 +77,9 @@ fn resolve(
     request: &Request,
     view: &dyn ClusterView,
 ) -> Result<Arc<Pod>, Unknown> {
-    if let Some(pod) = request_object::<Pod>(request.old_object.as_ref(), "Pod") {
+    if let Some(pod) = request.old_object.as_ref().filter(|o| is_kind(o, "Pod"))
+        && let Ok(pod) = Pod::from_dynamic(pod)
+    {
         return Ok(Arc::new(pod));
     }
     let namespace = intent.target.namespace.as_deref().unwrap_or_default();
@@ -92,15 +93,18 @@ fn resolve(
     }
 }
 
-/// Decode a request object of `kind`; `None` when absent or another kind.
+/// A request object without type information is taken to be the kind asked.
+fn is_kind(object: &DynamicObject, kind: &str) -> bool {
+    object.types.as_ref().is_none_or(|t| t.kind == kind)
+}
+
+/// Decode a request object of `kind` into its k8s-openapi type; `None` when
+/// absent or another kind. Pods take the cheaper [`Pod::from_dynamic`].
 pub(super) fn request_object<T>(object: Option<&DynamicObject>, kind: &str) -> Option<T>
 where
     T: kube::Resource + serde::de::DeserializeOwned,
 {
-    let object = object?;
-    if object.types.as_ref().is_some_and(|t| t.kind != kind) {
-        return None;
-    }
+    let object = object.filter(|o| is_kind(o, kind))?;
     // Deserialize straight from the borrowed fields: `try_parse` clones the
     // whole object and re-serializes it into a fresh `Value` first, which
     // was a fifth of a force delete's decision time.
@@ -128,17 +132,13 @@ where
 }
 
 pub(super) fn describe(pod: &Pod) -> PodFacts {
-    let meta = &pod.metadata;
-    let status = pod.status.as_ref();
-    let pod_ip = status
-        .and_then(|s| s.pod_ip.clone())
-        .filter(|ip| !ip.is_empty());
-    let mut pod_ips: Vec<String> = status
-        .and_then(|s| s.pod_ips.as_ref())
-        .into_iter()
-        .flatten()
-        .map(|ip| ip.ip.clone())
+    let meta = &pod.meta;
+    let pod_ip = pod.pod_ip.clone().filter(|ip| !ip.is_empty());
+    let mut pod_ips: Vec<String> = pod
+        .pod_ips
+        .iter()
         .filter(|ip| !ip.is_empty())
+        .cloned()
         .collect();
     if let Some(ip) = &pod_ip
         && !pod_ips.contains(ip)
@@ -146,20 +146,16 @@ pub(super) fn describe(pod: &Pod) -> PodFacts {
         pod_ips.insert(0, ip.clone());
     }
     PodFacts {
-        namespace: meta.namespace.clone().unwrap_or_default(),
-        name: meta.name.clone().unwrap_or_default(),
+        namespace: meta.namespace.clone(),
+        name: meta.name.clone(),
         uid: meta.uid.clone().unwrap_or_default(),
-        node_name: pod
-            .spec
-            .as_ref()
-            .and_then(|s| s.node_name.clone())
-            .filter(|n| !n.is_empty()),
+        node_name: pod.node_name.clone().filter(|n| !n.is_empty()),
         pod_ip,
         pod_ips,
-        phase: status.and_then(|s| s.phase.clone()),
-        terminating: meta.deletion_timestamp.is_some(),
-        labels: meta.labels.clone().unwrap_or_default(),
-        claims: keys::pod_claims(pod),
-        finalizers: meta.finalizers.clone().unwrap_or_default(),
+        phase: pod.phase.clone(),
+        terminating: pod.terminating,
+        labels: pod.labels.clone(),
+        claims: pod.claims.clone(),
+        finalizers: pod.finalizers.clone(),
     }
 }

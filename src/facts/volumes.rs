@@ -7,14 +7,14 @@
 
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
-use k8s_openapi::api::storage::v1::VolumeAttachment;
+use k8s_openapi::api::core::v1 as k8s;
 
 use super::pod::request_object;
 use super::{
     AttachmentFacts, ClaimFacts, ClaimVolume, Facts, PersistentVolumeFacts, PodFacts, VolumeFacts,
 };
 use crate::admission::Request;
+use crate::cluster::record::{PersistentVolume, PersistentVolumeClaim, VolumeAttachment};
 use crate::cluster::{ClusterView, Unknown};
 use crate::intent::Intent;
 
@@ -27,8 +27,7 @@ pub(super) fn gather_for_pod(
         let pvc = view.pvc(&pod.namespace, claim)?;
         let volume_name = pvc
             .as_ref()
-            .and_then(|c| c.spec.as_ref())
-            .and_then(|s| s.volume_name.clone())
+            .and_then(|c| c.volume_name.clone())
             .filter(|v| !v.is_empty());
         let pv = match &volume_name {
             Some(name) => view.pv(name)?,
@@ -65,16 +64,8 @@ pub(super) fn gather_for_pod(
 
 /// The PV's access modes (what the disk allows), else the claim's.
 fn access_modes(pv: Option<&PersistentVolume>, pvc: Option<&PersistentVolumeClaim>) -> Vec<String> {
-    pv.and_then(|v| v.spec.as_ref())
-        .and_then(|s| s.access_modes.clone())
-        .or_else(|| {
-            pvc.and_then(|c| c.status.as_ref())
-                .and_then(|s| s.access_modes.clone())
-        })
-        .or_else(|| {
-            pvc.and_then(|c| c.spec.as_ref())
-                .and_then(|s| s.access_modes.clone())
-        })
+    pv.and_then(|v| v.access_modes.clone())
+        .or_else(|| pvc.and_then(|c| c.access_modes.clone()))
         .unwrap_or_default()
 }
 
@@ -82,9 +73,9 @@ fn describe_attachments(attachments: &[Arc<VolumeAttachment>]) -> Vec<Attachment
     attachments
         .iter()
         .map(|va| AttachmentFacts {
-            name: va.metadata.name.clone().unwrap_or_default(),
-            node: va.spec.node_name.clone(),
-            attached: va.status.as_ref().is_some_and(|s| s.attached),
+            name: va.meta.name.clone(),
+            node: va.node_name.clone(),
+            attached: va.attached,
         })
         .collect()
 }
@@ -98,7 +89,7 @@ pub(super) fn gather_claim(
 ) {
     let namespace = intent.target.namespace.clone().unwrap_or_default();
     let name = intent.target.name.clone();
-    let from_request: Option<PersistentVolumeClaim> =
+    let from_request: Option<k8s::PersistentVolumeClaim> =
         request_object(request.old_object.as_ref(), "PersistentVolumeClaim");
     let volume_name = match from_request {
         Some(pvc) => pvc.spec.and_then(|s| s.volume_name),
@@ -106,18 +97,15 @@ pub(super) fn gather_claim(
             .pvc(&namespace, &name)
             .ok()
             .flatten()
-            .and_then(|pvc| pvc.spec.as_ref().and_then(|s| s.volume_name.clone())),
+            .and_then(|pvc| pvc.volume_name.clone()),
     }
     .filter(|v| !v.is_empty());
     match view.pods_using_claim(&namespace, &name) {
         Ok(pods) => {
             let used_by: Vec<String> = pods
                 .iter()
-                .filter(|p| {
-                    let phase = p.status.as_ref().and_then(|s| s.phase.as_deref());
-                    !matches!(phase, Some("Succeeded" | "Failed"))
-                })
-                .filter_map(|p| p.metadata.name.clone())
+                .filter(|p| !matches!(p.phase.as_deref(), Some("Succeeded" | "Failed")))
+                .map(|p| p.meta.name.clone())
                 .collect();
             facts.claim = Some(ClaimFacts {
                 namespace,
@@ -139,10 +127,10 @@ pub(super) fn gather_volume(
     view: &dyn ClusterView,
 ) {
     let name = intent.target.name.clone();
-    let from_request: Option<PersistentVolume> =
+    let from_request: Option<k8s::PersistentVolume> =
         request_object(request.old_object.as_ref(), "PersistentVolume");
     let pv = match from_request {
-        Some(pv) => Some(Arc::new(pv)),
+        Some(pv) => Some(Arc::new(PersistentVolume::from(pv))),
         None => match view.pv(&name) {
             Ok(pv) => pv,
             Err(why) => return facts.unknown("persistentVolume", why),
@@ -152,21 +140,8 @@ pub(super) fn gather_volume(
         Ok(attachments) => describe_attachments(&attachments),
         Err(why) => return facts.unknown("persistentVolume", why),
     };
-    let phase = pv
-        .as_ref()
-        .and_then(|v| v.status.as_ref())
-        .and_then(|s| s.phase.clone());
-    let claim = pv
-        .as_ref()
-        .and_then(|v| v.spec.as_ref())
-        .and_then(|s| s.claim_ref.as_ref())
-        .map(|r| {
-            format!(
-                "{}/{}",
-                r.namespace.as_deref().unwrap_or_default(),
-                r.name.as_deref().unwrap_or_default()
-            )
-        });
+    let phase = pv.as_ref().and_then(|v| v.phase.clone());
+    let claim = pv.as_ref().and_then(|v| v.claim.clone());
     facts.persistent_volume = Some(PersistentVolumeFacts {
         name,
         bound: phase.as_deref() == Some("Bound"),

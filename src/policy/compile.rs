@@ -34,18 +34,6 @@ pub(crate) struct Rule {
     pub remediation: Option<Template>,
 }
 
-impl Policy {
-    /// Whether evaluating it may read `request`, `object` or `oldObject`.
-    pub fn reads_request(&self) -> bool {
-        self.matcher.reads_request()
-            || self.rules.iter().any(|r| {
-                r.conditions.iter().any(Condition::reads_request)
-                    || r.message.reads_request()
-                    || r.remediation.as_ref().is_some_and(Template::reads_request)
-            })
-    }
-}
-
 /// Compile one document. Problems are added to `problems`; `None` if any.
 pub(crate) fn compile(
     doc: &model::PolicyDocument,

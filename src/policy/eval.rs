@@ -21,12 +21,8 @@ struct Fired {
 }
 
 /// Evaluate `policies` (already sorted by name) against one request.
-pub(crate) fn evaluate(
-    policies: &[Policy],
-    reads_request: bool,
-    input: &EvalInput<'_>,
-) -> Decision {
-    let context = context::build(input, reads_request);
+pub(crate) fn evaluate(policies: &[Policy], input: &EvalInput<'_>) -> Decision {
+    let context = context::Context::new(input);
     let unknown = context::unknown_groups(input.facts);
     let scope = Scope {
         context: &context,

@@ -73,14 +73,6 @@ impl Template {
         Ok(Template { parts })
     }
 
-    /// Whether a hole may read `request`, `object` or `oldObject`.
-    pub fn reads_request(&self) -> bool {
-        self.parts.iter().any(|p| match p {
-            Part::Text(_) => false,
-            Part::Hole { selection, .. } => selection.reads_request(),
-        })
-    }
-
     /// Render against the evaluation context.
     pub fn render(&self, scope: &Scope<'_>) -> String {
         let mut out = String::new();
@@ -125,19 +117,15 @@ fn parse_hole(hole: &str) -> Result<Part, String> {
 }
 
 fn render_hole(selection: &Selection, default: Option<&str>, scope: &Scope<'_>) -> String {
-    match selection_values(selection, scope) {
-        None => UNKNOWN.to_string(),
-        Some(values) if values.is_empty() => default.unwrap_or(ABSENT).to_string(),
-        Some(values) => values
+    match selection.values(scope) {
+        Err(_) => UNKNOWN.to_string(),
+        Ok(values) if values.is_empty() => default.unwrap_or(ABSENT).to_string(),
+        Ok(values) => values
             .iter()
-            .map(|v| render_value(v))
+            .map(render_value)
             .collect::<Vec<_>>()
             .join(", "),
     }
-}
-
-fn selection_values<'v>(selection: &Selection, scope: &Scope<'v>) -> Option<Vec<&'v Value>> {
-    selection.values(scope).ok()
 }
 
 /// Plain text for a value: strings bare, lists comma-joined, maps `k=v`.
@@ -223,6 +211,7 @@ pub fn fit_warnings(warnings: impl IntoIterator<Item = String>) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::context::Context;
     use serde_json::json;
     use std::collections::BTreeMap;
 
@@ -234,7 +223,7 @@ mod tests {
         Template::parse(template)
             .expect("template parses")
             .render(&Scope {
-                context,
+                context: &Context::from_json(context),
                 unknown: &unknown,
             })
     }

@@ -27,6 +27,7 @@ pub mod condition;
 mod context;
 mod error;
 mod eval;
+mod extract;
 pub mod load;
 mod matcher;
 pub mod message;
@@ -55,10 +56,6 @@ pub struct PolicySet {
     policies: Vec<Policy>,
     /// Where the set came from, for logs.
     sources: Vec<PathBuf>,
-    /// Some policy reads `request`/`object`/`oldObject`: serializing the
-    /// request into the context is most of an evaluation's cost, so it is
-    /// skipped when nothing reads it.
-    reads_request: bool,
 }
 
 impl PolicySet {
@@ -78,7 +75,6 @@ impl PolicySet {
         let files = load::expand(paths)?;
         let policies = load::load_files(&files)?;
         Ok(PolicySet {
-            reads_request: policies.iter().any(Policy::reads_request),
             policies,
             sources: files,
         })
@@ -108,7 +104,7 @@ impl PolicySet {
 
     /// Run every matching policy; the most severe action wins.
     pub fn evaluate(&self, input: &EvalInput<'_>) -> Decision {
-        eval::evaluate(&self.policies, self.reads_request, input)
+        eval::evaluate(&self.policies, input)
     }
 }
 

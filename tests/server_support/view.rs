@@ -5,14 +5,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use forcegate::cleanup::{ForceDeletionSpec, RecordError, Recorder};
+use forcegate::cluster::record::{
+    CronJob, Deployment, EndpointSlice, Job, Lease, Namespace, Node, PersistentVolume,
+    PersistentVolumeClaim, Pod, ReplicaSet, StatefulSet, VolumeAttachment,
+};
 use forcegate::cluster::{ClusterView, KindStatus, Lookup, Unknown};
 use futures::future::BoxFuture;
-use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, StatefulSet};
-use k8s_openapi::api::batch::v1::{CronJob, Job};
-use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod};
-use k8s_openapi::api::discovery::v1::EndpointSlice;
-use k8s_openapi::api::storage::v1::VolumeAttachment;
 
 /// Lookups the not-gated paths never make; readiness from `synced`.
 pub struct StaticView {

@@ -3,13 +3,12 @@
 
 use std::sync::Arc;
 
-use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
 use super::{item, unknown};
 use crate::cleanup::crd::{ChecklistItem, ForceDeletionSpec, ItemState};
 use crate::cluster::ClusterView;
+use crate::cluster::record::{Lease, Node, Pod};
 
 /// The taint that fences a node (its workloads can no longer run).
 const OUT_OF_SERVICE_TAINT: &str = "node.kubernetes.io/out-of-service";
@@ -32,10 +31,7 @@ pub(super) fn leases_released(
                 Ok(held) => held,
                 Err(err) => return unknown(name, "Leases", &err),
             };
-            let Some(lease) = held
-                .iter()
-                .find(|l| l.metadata.name.as_deref() == Some(recorded.name.as_str()))
-            else {
+            let Some(lease) = held.iter().find(|l| l.meta.name == recorded.name) else {
                 return item(
                     name,
                     ItemState::Ok,
@@ -67,20 +63,11 @@ fn lease_item(
     view: &dyn ClusterView,
     spec: &ForceDeletionSpec,
 ) -> ChecklistItem {
-    let lease_name = lease.metadata.name.as_deref().unwrap_or("");
-    let lease_spec = lease.spec.as_ref();
-    let holder = lease_spec
-        .and_then(|s| s.holder_identity.as_deref())
-        .unwrap_or("");
-    let renewed = lease_spec.and_then(|s| s.renew_time.as_ref()).map(|t| t.0);
-    let acquired = lease_spec
-        .and_then(|s| s.acquire_time.as_ref())
-        .map(|t| t.0);
-    let duration = SignedDuration::from_secs(i64::from(
-        lease_spec
-            .and_then(|s| s.lease_duration_seconds)
-            .unwrap_or(0),
-    ));
+    let lease_name = lease.meta.name.as_str();
+    let holder = lease.holder.as_deref().unwrap_or("");
+    let renewed = lease.renew_time;
+    let acquired = lease.acquire_time;
+    let duration = SignedDuration::from_secs(i64::from(lease.duration_seconds.unwrap_or(0)));
     let expires = renewed
         .or(acquired)
         .and_then(|t| t.checked_add(duration).ok());
@@ -129,8 +116,8 @@ fn lease_item(
 fn replacement(spec: &ForceDeletionSpec, view: &dyn ClusterView) -> Option<Arc<Pod>> {
     let ns = spec.object.namespace.as_deref()?;
     let pod = view.pod(ns, &spec.object.name).ok().flatten()?;
-    let other = pod.metadata.uid.is_some() && pod.metadata.uid != spec.object.uid;
-    let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
+    let other = pod.meta.uid.is_some() && pod.meta.uid != spec.object.uid;
+    let phase = pod.phase.as_deref();
     let terminal = matches!(phase, Some("Succeeded" | "Failed"));
     (other && !terminal).then_some(pod)
 }
@@ -152,7 +139,7 @@ pub(super) fn no_split_brain(
             "no replacement with the same name is running",
         ));
     };
-    let new_node = new.spec.as_ref().and_then(|s| s.node_name.as_deref());
+    let new_node = new.node_name.as_deref();
     let subject = format!("{ns}/{}", spec.object.name);
     let fenced = match view.node(old_node) {
         Ok(node) => node.as_deref().is_none_or(is_fenced),
@@ -195,8 +182,5 @@ pub(super) fn no_split_brain(
 }
 
 fn is_fenced(node: &Node) -> bool {
-    node.spec
-        .as_ref()
-        .and_then(|s| s.taints.as_ref())
-        .is_some_and(|taints| taints.iter().any(|t| t.key == OUT_OF_SERVICE_TAINT))
+    node.taints.iter().any(|t| t == OUT_OF_SERVICE_TAINT)
 }

@@ -3,37 +3,11 @@
 //! One function per secondary index, shared by the index (to maintain it)
 //! and by the property tests (to check it against a naive scan).
 
-use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::Pod;
-use k8s_openapi::api::discovery::v1::EndpointSlice;
-use k8s_openapi::api::storage::v1::VolumeAttachment;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use crate::cluster::record::{EndpointSlice, Lease, MetadataOnly, Pod, VolumeAttachment};
 
-use crate::cluster::slim::LEGACY_LEADER;
-
-/// Claim names a pod mounts: `persistentVolumeClaim.claimName`, and
-/// `<pod>-<volume>` for generic ephemeral volumes (how the ephemeral volume
-/// controller names them).
-pub fn pod_claims(pod: &Pod) -> Vec<String> {
-    let pod_name = pod.metadata.name.as_deref().unwrap_or_default();
-    let mut claims: Vec<String> = pod
-        .spec
-        .iter()
-        .flat_map(|s| s.volumes.iter().flatten())
-        .filter_map(|v| {
-            if let Some(pvc) = &v.persistent_volume_claim {
-                Some(pvc.claim_name.clone())
-            } else if v.ephemeral.is_some() {
-                Some(format!("{pod_name}-{}", v.name))
-            } else {
-                None
-            }
-        })
-        .filter(|c| !c.is_empty())
-        .collect();
-    claims.sort();
-    claims.dedup();
-    claims
+/// Claim names a pod mounts (derived when its record is built).
+pub fn pod_claims(pod: &Pod) -> &[String] {
+    &pod.claims
 }
 
 /// The pod a holderIdentity names: leader election writes either the pod
@@ -54,11 +28,7 @@ pub fn holder_matches(holder_identity: &str, pod: &str) -> bool {
 }
 
 pub fn lease_holder(lease: &Lease) -> Option<&str> {
-    lease
-        .spec
-        .as_ref()
-        .and_then(|s| s.holder_identity.as_deref())
-        .filter(|h| !h.is_empty())
+    lease.holder.as_deref().filter(|h| !h.is_empty())
 }
 
 /// A legacy `control-plane.alpha.kubernetes.io/leader` record.
@@ -70,8 +40,8 @@ pub struct LegacyRecord {
     pub raw: String,
 }
 
-pub fn legacy_record(meta: &ObjectMeta) -> Option<LegacyRecord> {
-    let raw = meta.annotations.as_ref()?.get(LEGACY_LEADER)?;
+pub fn legacy_record(object: &MetadataOnly) -> Option<LegacyRecord> {
+    let raw = object.leader.as_ref()?;
     let holder = serde_json::from_str::<serde_json::Value>(raw)
         .ok()
         .and_then(|v| {
@@ -87,15 +57,11 @@ pub fn legacy_record(meta: &ObjectMeta) -> Option<LegacyRecord> {
 }
 
 pub fn attachment_pv(va: &VolumeAttachment) -> Option<&str> {
-    va.spec
-        .source
-        .persistent_volume_name
-        .as_deref()
-        .filter(|p| !p.is_empty())
+    va.persistent_volume.as_deref().filter(|p| !p.is_empty())
 }
 
 pub fn attachment_node(va: &VolumeAttachment) -> Option<&str> {
-    Some(va.spec.node_name.as_str()).filter(|n| !n.is_empty())
+    Some(va.node_name.as_str()).filter(|n| !n.is_empty())
 }
 
 /// Pod UIDs an EndpointSlice's endpoints point at (targetRef of kind Pod).
@@ -103,8 +69,7 @@ pub fn slice_pod_uids(slice: &EndpointSlice) -> Vec<String> {
     let mut uids: Vec<String> = slice
         .endpoints
         .iter()
-        .flatten()
-        .filter_map(|e| e.target_ref.as_ref())
+        .filter_map(|e| e.target.as_ref())
         .filter(|r| r.kind.as_deref().is_none_or(|k| k == "Pod"))
         .filter_map(|r| r.uid.clone())
         .filter(|u| !u.is_empty())
@@ -118,7 +83,6 @@ pub fn slice_addresses(slice: &EndpointSlice) -> Vec<String> {
     let mut ips: Vec<String> = slice
         .endpoints
         .iter()
-        .flatten()
         .flat_map(|e| e.addresses.iter().cloned())
         .filter(|a| !a.is_empty())
         .collect();
@@ -145,26 +109,17 @@ mod tests {
 
     #[test]
     fn legacy_record_parses_holder() {
-        let meta = ObjectMeta {
-            annotations: Some(
-                [(
-                    LEGACY_LEADER.to_owned(),
-                    r#"{"holderIdentity":"ctrl-7d9f_abc","leaseDurationSeconds":15}"#.to_owned(),
-                )]
-                .into_iter()
-                .collect(),
+        let object = MetadataOnly {
+            leader: Some(
+                r#"{"holderIdentity":"ctrl-7d9f_abc","leaseDurationSeconds":15}"#.to_owned(),
             ),
-            ..ObjectMeta::default()
+            ..MetadataOnly::default()
         };
-        let record = legacy_record(&meta).expect("record");
+        let record = legacy_record(&object).expect("record");
         assert_eq!(record.holder.as_deref(), Some("ctrl-7d9f_abc"));
-        let garbage = ObjectMeta {
-            annotations: Some(
-                [(LEGACY_LEADER.to_owned(), "{".to_owned())]
-                    .into_iter()
-                    .collect(),
-            ),
-            ..ObjectMeta::default()
+        let garbage = MetadataOnly {
+            leader: Some("{".to_owned()),
+            ..MetadataOnly::default()
         };
         assert_eq!(legacy_record(&garbage).and_then(|r| r.holder), None);
     }

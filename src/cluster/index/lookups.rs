@@ -4,12 +4,10 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, StatefulSet};
-use k8s_openapi::api::batch::v1::{CronJob, Job};
-use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod};
-use k8s_openapi::api::discovery::v1::EndpointSlice;
-use k8s_openapi::api::storage::v1::VolumeAttachment;
+use crate::cluster::record::{
+    CronJob, Deployment, EndpointSlice, Job, Lease, Namespace, Node, PersistentVolume,
+    PersistentVolumeClaim, Pod, ReplicaSet, StatefulSet, VolumeAttachment,
+};
 
 use super::{Index, keys};
 use crate::cluster::kind::Kind;

@@ -12,12 +12,10 @@ mod multimap;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, StatefulSet};
-use k8s_openapi::api::batch::v1::{CronJob, Job};
-use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod};
-use k8s_openapi::api::discovery::v1::EndpointSlice;
-use k8s_openapi::api::storage::v1::VolumeAttachment;
+use crate::cluster::record::{
+    CronJob, Deployment, EndpointSlice, Job, Lease, Namespace, Node, PersistentVolume,
+    PersistentVolumeClaim, Pod, ReplicaSet, StatefulSet, VolumeAttachment,
+};
 
 use self::keys::LegacyRecord;
 use self::multimap::MultiMap;
@@ -121,8 +119,8 @@ impl Index {
                 old.is_some()
             }
             Object::Namespace(o) => self.namespaces.insert(key.clone(), o).is_some(),
-            Object::ConfigMap(meta) | Object::Endpoints(meta) => {
-                let record = keys::legacy_record(&meta);
+            Object::ConfigMap(object) | Object::Endpoints(object) => {
+                let record = keys::legacy_record(&object);
                 let store = match kind {
                     Kind::ConfigMap => &mut self.config_maps,
                     _ => &mut self.endpoints,
@@ -304,24 +302,24 @@ impl Index {
     }
 
     fn index_pod(&mut self, key: &ObjectKey, pod: &Pod) {
-        if let Some(uid) = pod.metadata.uid.as_deref().filter(|u| !u.is_empty()) {
+        if let Some(uid) = pod.meta.uid.as_deref().filter(|u| !u.is_empty()) {
             self.pod_by_uid.insert(uid.to_owned(), key.clone());
         }
         for claim in keys::pod_claims(pod) {
             self.pods_by_claim
-                .insert(ObjectKey::new(&key.namespace, &claim), key.name.clone());
+                .insert(ObjectKey::new(&key.namespace, claim), key.name.clone());
         }
     }
 
     fn unindex_pod(&mut self, key: &ObjectKey, pod: &Pod) {
-        if let Some(uid) = pod.metadata.uid.as_deref()
+        if let Some(uid) = pod.meta.uid.as_deref()
             && self.pod_by_uid.get(uid) == Some(key)
         {
             self.pod_by_uid.remove(uid);
         }
         for claim in keys::pod_claims(pod) {
             self.pods_by_claim
-                .remove(&ObjectKey::new(&key.namespace, &claim), &key.name);
+                .remove(&ObjectKey::new(&key.namespace, claim), &key.name);
         }
     }
 

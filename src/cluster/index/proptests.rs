@@ -88,10 +88,10 @@ fn any_object() -> impl Strategy<Value = Object> {
         2 => any_slice(),
         2 => (pick(&[Kind::ConfigMap, Kind::Endpoints]), pick(&NAMESPACES), pick(&["m0", "m1"]), any_holder())
             .prop_map(|(kind, ns, name, holder)| legacy(kind, ns, name, holder.as_deref())),
-        1 => (pick(&NAMESPACES), pick(&NAMES)).prop_map(|(ns, name)| Object::Job(
-            k8s_openapi::api::batch::v1::Job { metadata: super::tests::meta(ns, name), ..Default::default() }.into())),
-        1 => pick(&NODES).prop_map(|name| Object::Node(
-            Node { metadata: super::tests::meta("", name), ..Default::default() }.into())),
+        1 => (pick(&NAMESPACES), pick(&NAMES)).prop_map(|(ns, name)| Object::from(
+            k8s_openapi::api::batch::v1::Job { metadata: super::tests::meta(ns, name), ..Default::default() })),
+        1 => pick(&NODES).prop_map(|name| Object::from(
+            k8s_openapi::api::core::v1::Node { metadata: super::tests::meta("", name), ..Default::default() })),
     ]
 }
 
@@ -155,7 +155,7 @@ fn check(index: &Index, model: &Model) -> Result<(), TestCaseError> {
     }
     let pods = pods_of(model);
     for (key, pod) in &pods {
-        let uid = pod.metadata.uid.clone().unwrap_or_default();
+        let uid = pod.meta.uid.clone().unwrap_or_default();
         let by_uid = index.pod_by_uid(&uid);
         prop_assert_eq!(by_uid.as_deref(), Some(*pod));
         let by_key = index.pod(&key.namespace, &key.name);
@@ -163,7 +163,7 @@ fn check(index: &Index, model: &Model) -> Result<(), TestCaseError> {
     }
     let live_uids: HashSet<String> = pods
         .iter()
-        .filter_map(|(_, p)| p.metadata.uid.clone())
+        .filter_map(|(_, p)| p.meta.uid.clone())
         .collect();
     for ns in NAMESPACES {
         for name in NAMES {
@@ -190,12 +190,7 @@ fn check(index: &Index, model: &Model) -> Result<(), TestCaseError> {
                     let found: Vec<ObjectKey> = index
                         .endpoint_slices_for_pod(&uid, ip.copied())
                         .iter()
-                        .map(|s| {
-                            ObjectKey::new(
-                                s.metadata.namespace.as_deref().unwrap_or_default(),
-                                s.metadata.name.as_deref().unwrap_or_default(),
-                            )
-                        })
+                        .map(|s| ObjectKey::new(&s.meta.namespace, &s.meta.name))
                         .collect();
                     prop_assert_eq!(found, expected);
                 }
@@ -212,7 +207,7 @@ fn check(index: &Index, model: &Model) -> Result<(), TestCaseError> {
             let found: Vec<String> = index
                 .pods_using_claim(ns, claim)
                 .iter()
-                .filter_map(|p| p.metadata.name.clone())
+                .map(|p| p.meta.name.clone())
                 .collect();
             prop_assert_eq!(found, expected, "claim {}/{}", ns, claim);
         }
@@ -228,7 +223,7 @@ fn check(index: &Index, model: &Model) -> Result<(), TestCaseError> {
             let found: Vec<String> = index
                 .leases_held_by(ns, holder)
                 .iter()
-                .filter_map(|l| l.metadata.name.clone())
+                .map(|l| l.meta.name.clone())
                 .collect();
             prop_assert_eq!(found, expected, "leases of {}/{}", ns, holder);
 
@@ -237,9 +232,9 @@ fn check(index: &Index, model: &Model) -> Result<(), TestCaseError> {
                 .flat_map(|kind| model.of(kind).map(move |(k, o)| (kind, k, o)))
                 .filter(|(_, k, o)| {
                     k.namespace == ns
-                        && keys::legacy_record(o.meta())
+                        && matches!(o, Object::ConfigMap(m) | Object::Endpoints(m) if keys::legacy_record(m)
                             .and_then(|r| r.holder)
-                            .is_some_and(|h| keys::holder_matches(&h, holder))
+                            .is_some_and(|h| keys::holder_matches(&h, holder)))
                 })
                 .map(|(kind, k, _)| (kind.name().to_owned(), k.name.clone()))
                 .collect();
@@ -268,7 +263,7 @@ fn check(index: &Index, model: &Model) -> Result<(), TestCaseError> {
         let found: Vec<String> = index
             .volume_attachments_for_pv(pv)
             .iter()
-            .filter_map(|v| v.metadata.name.clone())
+            .map(|v| v.meta.name.clone())
             .collect();
         prop_assert_eq!(found, expected);
     }
@@ -281,7 +276,7 @@ fn check(index: &Index, model: &Model) -> Result<(), TestCaseError> {
         let found: Vec<String> = index
             .volume_attachments_on_node(node)
             .iter()
-            .filter_map(|v| v.metadata.name.clone())
+            .map(|v| v.meta.name.clone())
             .collect();
         prop_assert_eq!(found, expected);
     }

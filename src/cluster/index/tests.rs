@@ -1,15 +1,18 @@
 //! Unit tests for index maintenance; `proptests` checks it against a naive scan.
 
-use k8s_openapi::api::coordination::v1::LeaseSpec;
+use k8s_openapi::api::coordination::v1::{self as coordination, LeaseSpec};
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::api::core::v1::{
-    EphemeralVolumeSource, PersistentVolumeClaimVolumeSource, PodSpec, Volume,
+    self as core, EphemeralVolumeSource, PersistentVolumeClaimVolumeSource, PodSpec, Volume,
 };
-use k8s_openapi::api::discovery::v1::Endpoint;
-use k8s_openapi::api::storage::v1::{VolumeAttachmentSource, VolumeAttachmentSpec};
+use k8s_openapi::api::discovery::v1::{self as discovery, Endpoint};
+use k8s_openapi::api::storage::v1::{
+    self as storage, VolumeAttachmentSource, VolumeAttachmentSpec,
+};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::*;
+use crate::cluster::record::{LEGACY_LEADER, Record};
 
 pub(super) fn meta(namespace: &str, name: &str) -> ObjectMeta {
     ObjectMeta {
@@ -44,76 +47,64 @@ pub(super) fn pod(
             ..Volume::default()
         });
     }
-    Object::Pod(
-        Pod {
-            metadata: ObjectMeta {
-                uid: Some(uid.to_owned()),
-                ..meta(namespace, name)
-            },
-            spec: Some(PodSpec {
-                volumes: Some(volumes),
-                ..PodSpec::default()
-            }),
-            status: None,
-        }
-        .into(),
-    )
+    Object::from(core::Pod {
+        metadata: ObjectMeta {
+            uid: Some(uid.to_owned()),
+            ..meta(namespace, name)
+        },
+        spec: Some(PodSpec {
+            volumes: Some(volumes),
+            ..PodSpec::default()
+        }),
+        status: None,
+    })
 }
 
 pub(super) fn lease(namespace: &str, name: &str, holder: Option<&str>) -> Object {
-    Object::Lease(
-        Lease {
-            metadata: meta(namespace, name),
-            spec: Some(LeaseSpec {
-                holder_identity: holder.map(str::to_owned),
-                ..LeaseSpec::default()
-            }),
-        }
-        .into(),
-    )
+    Object::from(coordination::Lease {
+        metadata: meta(namespace, name),
+        spec: Some(LeaseSpec {
+            holder_identity: holder.map(str::to_owned),
+            ..LeaseSpec::default()
+        }),
+    })
 }
 
 pub(super) fn attachment(name: &str, pv: &str, node: &str) -> Object {
-    Object::VolumeAttachment(
-        VolumeAttachment {
-            metadata: meta("", name),
-            spec: VolumeAttachmentSpec {
-                attacher: "ebs.csi.aws.com".into(),
-                node_name: node.to_owned(),
-                source: VolumeAttachmentSource {
-                    persistent_volume_name: Some(pv.to_owned()),
-                    ..VolumeAttachmentSource::default()
-                },
+    Object::from(storage::VolumeAttachment {
+        metadata: meta("", name),
+        spec: VolumeAttachmentSpec {
+            attacher: "ebs.csi.aws.com".into(),
+            node_name: node.to_owned(),
+            source: VolumeAttachmentSource {
+                persistent_volume_name: Some(pv.to_owned()),
+                ..VolumeAttachmentSource::default()
             },
-            status: None,
-        }
-        .into(),
-    )
+        },
+        status: None,
+    })
 }
 
 pub(super) fn slice(namespace: &str, name: &str, endpoints: &[(Option<&str>, &[&str])]) -> Object {
-    Object::EndpointSlice(
-        EndpointSlice {
-            metadata: meta(namespace, name),
-            address_type: "IPv4".into(),
-            endpoints: Some(
-                endpoints
-                    .iter()
-                    .map(|(uid, ips)| Endpoint {
-                        addresses: ips.iter().map(|ip| (*ip).to_owned()).collect(),
-                        target_ref: uid.map(|uid| ObjectReference {
-                            kind: Some("Pod".into()),
-                            uid: Some(uid.to_owned()),
-                            ..ObjectReference::default()
-                        }),
-                        ..Endpoint::default()
-                    })
-                    .collect(),
-            ),
-            ports: None,
-        }
-        .into(),
-    )
+    Object::from(discovery::EndpointSlice {
+        metadata: meta(namespace, name),
+        address_type: "IPv4".into(),
+        endpoints: Some(
+            endpoints
+                .iter()
+                .map(|(uid, ips)| Endpoint {
+                    addresses: ips.iter().map(|ip| (*ip).to_owned()).collect(),
+                    target_ref: uid.map(|uid| ObjectReference {
+                        kind: Some("Pod".into()),
+                        uid: Some(uid.to_owned()),
+                        ..ObjectReference::default()
+                    }),
+                    ..Endpoint::default()
+                })
+                .collect(),
+        ),
+        ports: None,
+    })
 }
 
 pub(super) fn legacy(kind: Kind, namespace: &str, name: &str, holder: Option<&str>) -> Object {
@@ -121,24 +112,18 @@ pub(super) fn legacy(kind: Kind, namespace: &str, name: &str, holder: Option<&st
     if let Some(holder) = holder {
         meta.annotations = Some(
             [(
-                crate::cluster::slim::LEGACY_LEADER.to_owned(),
+                LEGACY_LEADER.to_owned(),
                 format!(r#"{{"holderIdentity":"{holder}","leaseDurationSeconds":15}}"#),
             )]
             .into_iter()
             .collect(),
         );
     }
-    match kind {
-        Kind::ConfigMap => Object::ConfigMap(meta.into()),
-        _ => Object::Endpoints(meta.into()),
-    }
+    Object::metadata_only(kind, meta)
 }
 
-fn names<T: k8s_openapi::Metadata<Ty = ObjectMeta>>(objects: &[Arc<T>]) -> Vec<String> {
-    objects
-        .iter()
-        .map(|o| o.metadata().name.clone().unwrap_or_default())
-        .collect()
+fn names<T: Record>(objects: &[Arc<T>]) -> Vec<String> {
+    objects.iter().map(|o| o.meta().name.clone()).collect()
 }
 
 #[test]
@@ -194,7 +179,7 @@ fn attachments_by_pv_and_node() {
         index
             .volume_attachments_for_pv("pv-1")
             .iter()
-            .map(|v| v.spec.node_name.clone())
+            .map(|v| v.node_name.clone())
             .collect::<Vec<_>>(),
         ["node-a", "node-b"]
     );

@@ -1,9 +1,9 @@
 //! [`WatchClient`]s over `kube::Api`: full objects for kinds whose spec or
 //! status facts read, metadata-only (`PartialObjectMeta`) where identity and
-//! ownership are enough — less traffic, less memory.
+//! ownership are enough — less traffic, less memory. Every item becomes its
+//! compact record as soon as it is decoded.
 
 use std::fmt::Debug;
-use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt, TryStreamExt};
@@ -22,8 +22,7 @@ use serde::de::DeserializeOwned;
 
 use super::watch::{CallError, Change, Changes, Page, WatchClient};
 use crate::cluster::kind::Kind;
-use crate::cluster::object::{IntoObject, Object};
-use crate::cluster::slim;
+use crate::cluster::object::Object;
 
 /// Watches full objects of `K`.
 struct Full<K> {
@@ -31,28 +30,28 @@ struct Full<K> {
     api: Api<K>,
 }
 
-/// Watches only the metadata of `K`; `convert` builds the slim object.
+/// Watches only the metadata of `K`; `convert` builds the record.
 struct MetadataOnly<K> {
     kind: Kind,
     api: Api<K>,
     convert: fn(ObjectMeta) -> Object,
 }
 
-fn version_of(meta: &ObjectMeta) -> String {
-    meta.resource_version.clone().unwrap_or_default()
+/// The object's resourceVersion, read before it becomes a record (records
+/// do not keep it).
+fn version_of<T: kube::Resource>(object: &T) -> String {
+    object.meta().resource_version.clone().unwrap_or_default()
 }
 
-fn change<T>(event: WatchEvent<T>, into: impl Fn(T) -> Object) -> Change {
+fn change<T: kube::Resource>(event: WatchEvent<T>, into: impl Fn(T) -> Object) -> Change {
     match event {
         WatchEvent::Added(o) | WatchEvent::Modified(o) => {
-            let object = into(o);
-            let version = version_of(object.meta());
-            Change::Upsert(object, version)
+            let version = version_of(&o);
+            Change::Upsert(into(o), version)
         }
         WatchEvent::Deleted(o) => {
-            let object = into(o);
-            let version = version_of(object.meta());
-            Change::Delete(object, version)
+            let version = version_of(&o);
+            Change::Delete(into(o), version)
         }
         WatchEvent::Bookmark(b) => Change::Bookmark(b.metadata.resource_version),
         WatchEvent::Error(status) => Change::Failure {
@@ -65,7 +64,7 @@ fn change<T>(event: WatchEvent<T>, into: impl Fn(T) -> Object) -> Change {
 impl<K> WatchClient for Full<K>
 where
     K: kube::Resource<DynamicType = ()>
-        + IntoObject
+        + Into<Object>
         + Clone
         + DeserializeOwned
         + Debug
@@ -82,7 +81,7 @@ where
         async move {
             let list = api.list(&params).await?;
             Ok(Page {
-                objects: list.items.into_iter().map(K::into_object).collect(),
+                objects: list.items.into_iter().map(K::into).collect(),
                 resource_version: list.metadata.resource_version,
                 continue_token: list.metadata.continue_,
             })
@@ -99,7 +98,7 @@ where
         async move {
             let stream = api.watch(&params, &version).await?;
             let changes: Changes = stream
-                .map_ok(|event| change(event, K::into_object))
+                .map_ok(|event| change(event, K::into))
                 .map_err(CallError::from)
                 .boxed();
             Ok(changes)
@@ -125,7 +124,7 @@ where
                 objects: list
                     .items
                     .into_iter()
-                    .map(|o| convert(o.metadata).slim())
+                    .map(|o| convert(o.metadata))
                     .collect(),
                 resource_version: list.metadata.resource_version,
                 continue_token: list.metadata.continue_,
@@ -156,7 +155,7 @@ where
 fn full<K>(client: &kube::Client, kind: Kind) -> Box<dyn WatchClient>
 where
     K: kube::Resource<DynamicType = ()>
-        + IntoObject
+        + Into<Object>
         + Clone
         + DeserializeOwned
         + Debug
@@ -204,29 +203,29 @@ pub fn clients(client: &kube::Client, legacy_leaders: bool) -> Vec<Box<dyn Watch
                 metadata,
                 ..StatefulSet::default()
             }
-            .into_object()
+            .into()
         }),
         metadata_only::<ReplicaSet>(client, Kind::ReplicaSet, |metadata| {
             ReplicaSet {
                 metadata,
                 ..ReplicaSet::default()
             }
-            .into_object()
+            .into()
         }),
         metadata_only::<Deployment>(client, Kind::Deployment, |metadata| {
             Deployment {
                 metadata,
                 ..Deployment::default()
             }
-            .into_object()
+            .into()
         }),
     ];
     if legacy_leaders {
         clients.push(metadata_only::<ConfigMap>(client, Kind::ConfigMap, |m| {
-            Object::ConfigMap(Arc::new(slim::metadata_only(m)))
+            Object::metadata_only(Kind::ConfigMap, m)
         }));
         clients.push(metadata_only::<Endpoints>(client, Kind::Endpoints, |m| {
-            Object::Endpoints(Arc::new(slim::metadata_only(m)))
+            Object::metadata_only(Kind::Endpoints, m)
         }));
     }
     clients

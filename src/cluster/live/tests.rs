@@ -101,19 +101,16 @@ impl WatchClient for Fake {
 }
 
 fn pod(name: &str, version: &str) -> Object {
-    Object::Pod(
-        Pod {
-            metadata: ObjectMeta {
-                name: Some(name.into()),
-                namespace: Some("ns".into()),
-                uid: Some(format!("uid-{name}")),
-                resource_version: Some(version.into()),
-                ..ObjectMeta::default()
-            },
-            ..Pod::default()
-        }
-        .into(),
-    )
+    Object::from(Pod {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some("ns".into()),
+            uid: Some(format!("uid-{name}")),
+            resource_version: Some(version.into()),
+            ..ObjectMeta::default()
+        },
+        ..Pod::default()
+    })
 }
 
 fn page(objects: Vec<Object>, version: &str, next: Option<&str>) -> Result<Page, CallError> {
@@ -175,16 +172,13 @@ async fn not_ready_until_every_kind_has_listed_once() {
     );
 
     nodes.push_list(Ok(Page {
-        objects: vec![Object::Node(
-            Node {
-                metadata: ObjectMeta {
-                    name: Some("n1".into()),
-                    ..ObjectMeta::default()
-                },
-                ..Node::default()
-            }
-            .into(),
-        )],
+        objects: vec![Object::from(Node {
+            metadata: ObjectMeta {
+                name: Some("n1".into()),
+                ..ObjectMeta::default()
+            },
+            ..Node::default()
+        })],
         resource_version: Some("5".into()),
         continue_token: None,
     }));

@@ -26,7 +26,7 @@ pub struct Page {
     pub continue_token: Option<String>,
 }
 
-/// One watch event, already converted and slimmed.
+/// One watch event, already converted to its record.
 pub enum Change {
     Upsert(Object, String),
     Delete(Object, String),

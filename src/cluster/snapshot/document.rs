@@ -7,7 +7,6 @@
 //! other key orders go through a `serde_json::Value` first.
 
 use std::fmt;
-use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::batch::v1::{CronJob, Job};
@@ -22,8 +21,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 use serde_json::Value;
 
 use crate::cluster::kind::Kind;
-use crate::cluster::object::{IntoObject, Object};
-use crate::cluster::slim;
+use crate::cluster::object::Object;
 
 /// What one document contributed to the snapshot.
 #[derive(Debug, Default)]
@@ -291,7 +289,7 @@ fn collect_rest<'de, A: MapAccess<'de>>(
 
 /// Metadata-only kinds: everything but `metadata` is skipped unread.
 #[derive(Deserialize)]
-struct MetadataOnly {
+struct MetadataOnlyObject {
     #[serde(default)]
     metadata: ObjectMeta,
 }
@@ -304,7 +302,7 @@ fn describe(kind: Kind, index: Option<usize>) -> String {
 }
 
 /// Decode the rest of a mapping whose `apiVersion`/`kind` were just read,
-/// straight into the typed object. Errors are passed through untouched: the
+/// straight into the typed object, then its record. Errors are passed through untouched: the
 /// parser's line and column point at the offending field, which says more
 /// than any prefix we could add (and wrapping would lose them).
 fn decode_rest<'de, A: MapAccess<'de>>(
@@ -312,10 +310,10 @@ fn decode_rest<'de, A: MapAccess<'de>>(
     map: A,
     index: Option<usize>,
 ) -> Result<Object, A::Error> {
-    fn typed<'de, T: Deserialize<'de> + IntoObject, A: MapAccess<'de>>(
+    fn typed<'de, T: Deserialize<'de> + Into<Object>, A: MapAccess<'de>>(
         map: A,
     ) -> Result<Object, A::Error> {
-        T::deserialize(MapAccessDeserializer::new(map)).map(IntoObject::into_object)
+        T::deserialize(MapAccessDeserializer::new(map)).map(Into::into)
     }
     let object = match kind {
         Kind::Pod => typed::<Pod, A>(map),
@@ -332,13 +330,8 @@ fn decode_rest<'de, A: MapAccess<'de>>(
         Kind::EndpointSlice => typed::<EndpointSlice, A>(map),
         Kind::Namespace => typed::<Namespace, A>(map),
         Kind::ConfigMap | Kind::Endpoints => {
-            MetadataOnly::deserialize(MapAccessDeserializer::new(map)).map(|m| {
-                let meta = Arc::new(slim::metadata_only(m.metadata));
-                match kind {
-                    Kind::ConfigMap => Object::ConfigMap(meta),
-                    _ => Object::Endpoints(meta),
-                }
-            })
+            MetadataOnlyObject::deserialize(MapAccessDeserializer::new(map))
+                .map(|m| Object::metadata_only(kind, m.metadata))
         }
     }?;
     named(object, kind, index)
@@ -368,7 +361,7 @@ fn decode_value<E: de::Error>(kind: Kind, value: Value, index: Option<usize>) ->
 
 /// Objects without a name cannot be addressed: a malformed snapshot.
 fn named<E: de::Error>(object: Object, kind: Kind, index: Option<usize>) -> Result<Object, E> {
-    if object.meta().name.as_deref().is_none_or(str::is_empty) {
+    if object.meta().name.is_empty() {
         return Err(E::custom(format!(
             "{} has no metadata.name",
             describe(kind, index)

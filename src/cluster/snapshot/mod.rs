@@ -103,9 +103,8 @@ impl SnapshotCluster {
         Ok(snapshot)
     }
 
-    /// Build from objects already in memory (synthetic clusters, tests),
-    /// slimming them as files would be. `declared` kinds are present even
-    /// without objects.
+    /// Build from objects already in memory (synthetic clusters, tests).
+    /// `declared` kinds are present even without objects.
     pub fn from_objects(
         objects: impl IntoIterator<Item = Object>,
         declared: impl IntoIterator<Item = Kind>,
@@ -114,7 +113,7 @@ impl SnapshotCluster {
         snapshot.present.extend(declared);
         for object in objects {
             snapshot.present.insert(object.kind());
-            snapshot.index.apply(object.slim());
+            snapshot.index.apply(object);
         }
         snapshot
     }

@@ -10,9 +10,15 @@
 mod workloads;
 mod write;
 
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::batch::v1::{CronJob, Job};
+use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{
-    Namespace, NamespaceStatus, Node, NodeCondition, NodeSpec, NodeStatus, Pod, Taint,
+    Namespace, NamespaceStatus, Node, NodeCondition, NodeSpec, NodeStatus, PersistentVolume,
+    PersistentVolumeClaim, Pod, Taint,
 };
+use k8s_openapi::api::discovery::v1::EndpointSlice;
+use k8s_openapi::api::storage::v1::VolumeAttachment;
 use k8s_openapi::jiff::Timestamp;
 
 use self::workloads::{Generator, Rng, meta, time};
@@ -45,9 +51,25 @@ impl SyntheticSpec {
 }
 
 /// A generated cluster plus a few well-known objects to look up.
-#[derive(Clone, Debug)]
+///
+/// Objects are kept as the API server would store them (full k8s-openapi
+/// structs, per kind): snapshot files and AdmissionReview bodies are made
+/// from them. [`SyntheticCluster::objects`] gives their index records.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SyntheticCluster {
-    pub objects: Vec<Object>,
+    pub nodes: Vec<Node>,
+    pub namespaces: Vec<Namespace>,
+    pub pods: Vec<Pod>,
+    pub leases: Vec<Lease>,
+    pub claims: Vec<PersistentVolumeClaim>,
+    pub volumes: Vec<PersistentVolume>,
+    pub attachments: Vec<VolumeAttachment>,
+    pub stateful_sets: Vec<StatefulSet>,
+    pub replica_sets: Vec<ReplicaSet>,
+    pub deployments: Vec<Deployment>,
+    pub jobs: Vec<Job>,
+    pub cron_jobs: Vec<CronJob>,
+    pub slices: Vec<EndpointSlice>,
     /// `(namespace, name)` of a StatefulSet pod that holds a live Lease, has
     /// an attached volume and sits on a Ready node: the most expensive
     /// ForceDelete to gather facts for.
@@ -56,6 +78,29 @@ pub struct SyntheticCluster {
     pub unreachable_pod: (String, String),
     /// `(namespace, name)` of a pod of an active Job owned by a CronJob.
     pub job_pod: (String, String),
+}
+
+impl SyntheticCluster {
+    /// Every object as the index stores it (copies; `self` is unchanged).
+    pub fn objects(&self) -> Vec<Object> {
+        fn records<T: Clone + Into<Object>>(objects: &[T]) -> impl Iterator<Item = Object> + '_ {
+            objects.iter().cloned().map(Into::into)
+        }
+        records(&self.nodes)
+            .chain(records(&self.namespaces))
+            .chain(records(&self.pods))
+            .chain(records(&self.leases))
+            .chain(records(&self.claims))
+            .chain(records(&self.volumes))
+            .chain(records(&self.attachments))
+            .chain(records(&self.stateful_sets))
+            .chain(records(&self.replica_sets))
+            .chain(records(&self.deployments))
+            .chain(records(&self.jobs))
+            .chain(records(&self.cron_jobs))
+            .chain(records(&self.slices))
+            .collect()
+    }
 }
 
 /// Every kind a synthetic cluster contains (ConfigMaps and Endpoints are
@@ -67,8 +112,8 @@ pub fn generate(spec: &SyntheticSpec) -> SyntheticCluster {
     let mut generator = Generator {
         spec: spec.clone(),
         rng: Rng(spec.seed),
-        objects: Vec::with_capacity(spec.pods * 3),
-        nodes: Vec::new(),
+        out: SyntheticCluster::default(),
+        node_names: Vec::new(),
         ip_counter: 0,
     };
     let node_count = (spec.pods / PODS_PER_NODE).max(3);
@@ -94,43 +139,37 @@ pub fn generate(spec: &SyntheticSpec) -> SyntheticCluster {
         }
         let down = unreachable || out_of_service;
         let uid = generator.rng.uid();
-        generator.objects.push(Object::Node(
-            Node {
-                metadata: meta("", &name, uid),
-                spec: Some(NodeSpec {
-                    taints: (!taints.is_empty()).then_some(taints),
-                    ..NodeSpec::default()
-                }),
-                status: Some(NodeStatus {
-                    conditions: Some(vec![NodeCondition {
-                        type_: "Ready".to_owned(),
-                        status: if down { "Unknown" } else { "True" }.to_owned(),
-                        last_heartbeat_time: Some(time(spec.now, if down { 1_200 } else { 10 })),
-                        ..NodeCondition::default()
-                    }]),
-                    ..NodeStatus::default()
-                }),
-            }
-            .into(),
-        ));
-        generator.nodes.push(name);
+        generator.out.nodes.push(Node {
+            metadata: meta("", &name, uid),
+            spec: Some(NodeSpec {
+                taints: (!taints.is_empty()).then_some(taints),
+                ..NodeSpec::default()
+            }),
+            status: Some(NodeStatus {
+                conditions: Some(vec![NodeCondition {
+                    type_: "Ready".to_owned(),
+                    status: if down { "Unknown" } else { "True" }.to_owned(),
+                    last_heartbeat_time: Some(time(spec.now, if down { 1_200 } else { 10 })),
+                    ..NodeCondition::default()
+                }]),
+                ..NodeStatus::default()
+            }),
+        });
+        generator.node_names.push(name);
     }
     let namespaces = spec.pods.div_ceil(PODS_PER_NAMESPACE).max(1);
     let mut remaining = spec.pods;
     for n in 0..namespaces {
         let namespace = format!("team-{n:04}");
         let uid = generator.rng.uid();
-        generator.objects.push(Object::Namespace(
-            Namespace {
-                metadata: meta("", &namespace, uid),
-                spec: None,
-                status: Some(NamespaceStatus {
-                    phase: Some("Active".to_owned()),
-                    ..NamespaceStatus::default()
-                }),
-            }
-            .into(),
-        ));
+        generator.out.namespaces.push(Namespace {
+            metadata: meta("", &namespace, uid),
+            spec: None,
+            status: Some(NamespaceStatus {
+                phase: Some("Active".to_owned()),
+                ..NamespaceStatus::default()
+            }),
+        });
         let budget = remaining.min(PODS_PER_NAMESPACE);
         remaining -= budget;
         // 30% StatefulSet pods, 20% Job pods, the rest Deployments.
@@ -152,8 +191,8 @@ pub fn generate(spec: &SyntheticSpec) -> SyntheticCluster {
             d += 1;
         }
     }
-    let objects = generator.objects;
-    let leader_pod = well_known(&objects, |pod, nodes_ready| {
+    let mut cluster = generator.out;
+    cluster.leader_pod = well_known(&cluster, |pod, nodes_ready| {
         pod.metadata
             .name
             .as_deref()
@@ -164,7 +203,7 @@ pub fn generate(spec: &SyntheticSpec) -> SyntheticCluster {
                 .and_then(|s| s.node_name.as_deref())
                 .is_some_and(nodes_ready)
     });
-    let unreachable_pod = well_known(&objects, |pod, nodes_ready| {
+    cluster.unreachable_pod = well_known(&cluster, |pod, nodes_ready| {
         pod.metadata
             .owner_references
             .iter()
@@ -176,44 +215,37 @@ pub fn generate(spec: &SyntheticSpec) -> SyntheticCluster {
                 .and_then(|s| s.node_name.as_deref())
                 .is_some_and(|n| !nodes_ready(n))
     });
-    let job_pod = well_known(&objects, |pod, _| {
+    cluster.job_pod = well_known(&cluster, |pod, _| {
         pod.metadata
             .finalizers
             .iter()
             .flatten()
             .any(|f| f == "batch.kubernetes.io/job-tracking")
     });
-    SyntheticCluster {
-        objects,
-        leader_pod,
-        unreachable_pod,
-        job_pod,
-    }
+    cluster
 }
 
 /// The first pod matching `pred` (given a "node is Ready" test).
 fn well_known(
-    objects: &[Object],
+    cluster: &SyntheticCluster,
     pred: impl Fn(&Pod, &dyn Fn(&str) -> bool) -> bool,
 ) -> (String, String) {
-    let ready: std::collections::HashSet<&str> = objects
+    let ready: std::collections::HashSet<&str> = cluster
+        .nodes
         .iter()
-        .filter_map(|o| match o {
-            Object::Node(n) if n.spec.as_ref().and_then(|s| s.taints.as_ref()).is_none() => {
-                n.metadata.name.as_deref()
-            }
-            _ => None,
-        })
+        .filter(|n| n.spec.as_ref().and_then(|s| s.taints.as_ref()).is_none())
+        .filter_map(|n| n.metadata.name.as_deref())
         .collect();
     let is_ready = |name: &str| ready.contains(name);
-    objects
+    cluster
+        .pods
         .iter()
-        .find_map(|o| match o {
-            Object::Pod(p) if pred(p, &is_ready) => Some((
+        .find(|p| pred(p, &is_ready))
+        .map(|p| {
+            (
                 p.metadata.namespace.clone().unwrap_or_default(),
                 p.metadata.name.clone().unwrap_or_default(),
-            )),
-            _ => None,
+            )
         })
         .unwrap_or_default()
 }
@@ -228,18 +260,19 @@ mod tests {
         let spec = SyntheticSpec::with_pods(1_000);
         let a = generate(&spec);
         let b = generate(&spec);
-        assert_eq!(a.objects, b.objects);
-        let pods = a.objects.iter().filter(|o| o.kind() == Kind::Pod).count();
+        assert_eq!(a, b);
+        assert_eq!(a.pods.len(), 1_000);
+        let pods = a.objects().iter().filter(|o| o.kind() == Kind::Pod).count();
         assert_eq!(pods, 1_000);
         let other = generate(&SyntheticSpec { seed: 2, ..spec });
-        assert_ne!(a.objects, other.objects);
+        assert_ne!(a.pods, other.pods);
     }
 
     #[test]
     fn well_known_pods_have_the_advertised_shape() {
         let spec = SyntheticSpec::with_pods(1_000);
         let cluster = generate(&spec);
-        let view = SnapshotCluster::from_objects(cluster.objects.clone(), KINDS);
+        let view = SnapshotCluster::from_objects(cluster.objects(), KINDS);
         let (ns, name) = &cluster.leader_pod;
         assert!(
             view.leases_held_by(ns, name).expect("known").len() == 1,
@@ -247,13 +280,9 @@ mod tests {
         );
         let (ns, name) = &cluster.unreachable_pod;
         let pod = view.pod(ns, name).expect("known").expect("exists");
-        let node = pod
-            .spec
-            .as_ref()
-            .and_then(|s| s.node_name.clone())
-            .expect("scheduled");
+        let node = pod.node_name.clone().expect("scheduled");
         let node = view.node(&node).expect("known").expect("exists");
-        assert!(node.spec.as_ref().and_then(|s| s.taints.as_ref()).is_some());
+        assert!(!node.taints.is_empty());
         let (ns, name) = &cluster.job_pod;
         assert!(!name.is_empty() && view.pod(ns, name).expect("known").is_some());
     }

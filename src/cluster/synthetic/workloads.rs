@@ -20,8 +20,7 @@ use k8s_openapi::api::storage::v1::{
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta, OwnerReference, Time};
 use k8s_openapi::jiff::Timestamp;
 
-use super::SyntheticSpec;
-use crate::cluster::object::Object;
+use super::{SyntheticCluster, SyntheticSpec};
 
 /// SplitMix64: tiny, deterministic, good enough to spread placement.
 pub(super) struct Rng(pub(super) u64);
@@ -81,15 +80,15 @@ pub(super) fn time(at: Timestamp, seconds_before: i64) -> Time {
 pub(super) struct Generator {
     pub(super) spec: SyntheticSpec,
     pub(super) rng: Rng,
-    pub(super) objects: Vec<Object>,
-    pub(super) nodes: Vec<String>,
+    pub(super) out: SyntheticCluster,
+    pub(super) node_names: Vec<String>,
     pub(super) ip_counter: u32,
 }
 
 impl Generator {
     fn node_for(&mut self) -> String {
-        let i = self.rng.below(self.nodes.len());
-        self.nodes[i].clone()
+        let i = self.rng.below(self.node_names.len());
+        self.node_names[i].clone()
     }
 
     fn ip(&mut self) -> String {
@@ -103,7 +102,7 @@ impl Generator {
         )
     }
 
-    /// A pod as the API server stores it (full spec; slimming happens on ingest).
+    /// A pod as the API server stores it (full spec; the index keeps its record).
     fn pod(
         &mut self,
         namespace: &str,
@@ -194,31 +193,25 @@ impl Generator {
             })
             .collect();
         let uid = self.rng.uid();
-        self.objects.push(Object::EndpointSlice(
-            EndpointSlice {
-                metadata: meta(namespace, &format!("{service}-{}", &uid[..5]), uid),
-                address_type: "IPv4".to_owned(),
-                endpoints: Some(endpoints),
-                ports: None,
-            }
-            .into(),
-        ));
+        self.out.slices.push(EndpointSlice {
+            metadata: meta(namespace, &format!("{service}-{}", &uid[..5]), uid),
+            address_type: "IPv4".to_owned(),
+            endpoints: Some(endpoints),
+            ports: None,
+        });
     }
 
     pub(super) fn stateful_set(&mut self, namespace: &str, name: &str) {
         let set_uid = self.rng.uid();
-        self.objects.push(Object::StatefulSet(
-            StatefulSet {
-                metadata: meta(namespace, name, set_uid.clone()),
-                spec: Some(StatefulSetSpec {
-                    replicas: Some(3),
-                    service_name: Some(name.to_owned()),
-                    ..StatefulSetSpec::default()
-                }),
-                status: None,
-            }
-            .into(),
-        ));
+        self.out.stateful_sets.push(StatefulSet {
+            metadata: meta(namespace, name, set_uid.clone()),
+            spec: Some(StatefulSetSpec {
+                replicas: Some(3),
+                service_name: Some(name.to_owned()),
+                ..StatefulSetSpec::default()
+            }),
+            status: None,
+        });
         let mut members = Vec::new();
         for ordinal in 0..3 {
             let pod_name = format!("{name}-{ordinal}");
@@ -237,26 +230,23 @@ impl Generator {
                 .unwrap_or_default();
             let pod_uid = pod.metadata.uid.clone().unwrap_or_default();
             members.push((pod_name.clone(), pod_uid, ip));
-            self.objects.push(Object::Pod(pod.into()));
+            self.out.pods.push(pod);
             self.volume(namespace, &claim, &node);
             if ordinal == 0 {
                 let holder = format!("{pod_name}_{}", self.rng.uid());
                 let lease_uid = self.rng.uid();
-                self.objects.push(Object::Lease(
-                    Lease {
-                        metadata: meta(namespace, &format!("{name}-leader"), lease_uid),
-                        spec: Some(LeaseSpec {
-                            holder_identity: Some(holder),
-                            lease_duration_seconds: Some(15),
-                            renew_time: Some(MicroTime(
-                                Timestamp::from_second(self.spec.now.as_second() - 5)
-                                    .unwrap_or(self.spec.now),
-                            )),
-                            ..LeaseSpec::default()
-                        }),
-                    }
-                    .into(),
-                ));
+                self.out.leases.push(Lease {
+                    metadata: meta(namespace, &format!("{name}-leader"), lease_uid),
+                    spec: Some(LeaseSpec {
+                        holder_identity: Some(holder),
+                        lease_duration_seconds: Some(15),
+                        renew_time: Some(MicroTime(
+                            Timestamp::from_second(self.spec.now.as_second() - 5)
+                                .unwrap_or(self.spec.now),
+                        )),
+                        ..LeaseSpec::default()
+                    }),
+                });
             }
         }
         self.slice(namespace, name, &members);
@@ -265,51 +255,42 @@ impl Generator {
     fn volume(&mut self, namespace: &str, claim: &str, node: &str) {
         let pv_uid = self.rng.uid();
         let pv_name = format!("pvc-{}", self.rng.uid());
-        self.objects.push(Object::PersistentVolumeClaim(
-            PersistentVolumeClaim {
-                metadata: meta(namespace, claim, self.rng.uid()),
-                spec: Some(PersistentVolumeClaimSpec {
-                    access_modes: Some(vec!["ReadWriteOnce".to_owned()]),
-                    volume_name: Some(pv_name.clone()),
-                    ..PersistentVolumeClaimSpec::default()
-                }),
-                status: None,
-            }
-            .into(),
-        ));
-        self.objects.push(Object::PersistentVolume(
-            PersistentVolume {
-                metadata: meta("", &pv_name, pv_uid),
-                spec: Some(PersistentVolumeSpec {
-                    access_modes: Some(vec!["ReadWriteOnce".to_owned()]),
-                    ..PersistentVolumeSpec::default()
-                }),
-                status: Some(k8s_openapi::api::core::v1::PersistentVolumeStatus {
-                    phase: Some("Bound".to_owned()),
-                    ..Default::default()
-                }),
-            }
-            .into(),
-        ));
+        self.out.claims.push(PersistentVolumeClaim {
+            metadata: meta(namespace, claim, self.rng.uid()),
+            spec: Some(PersistentVolumeClaimSpec {
+                access_modes: Some(vec!["ReadWriteOnce".to_owned()]),
+                volume_name: Some(pv_name.clone()),
+                ..PersistentVolumeClaimSpec::default()
+            }),
+            status: None,
+        });
+        self.out.volumes.push(PersistentVolume {
+            metadata: meta("", &pv_name, pv_uid),
+            spec: Some(PersistentVolumeSpec {
+                access_modes: Some(vec!["ReadWriteOnce".to_owned()]),
+                ..PersistentVolumeSpec::default()
+            }),
+            status: Some(k8s_openapi::api::core::v1::PersistentVolumeStatus {
+                phase: Some("Bound".to_owned()),
+                ..Default::default()
+            }),
+        });
         let va_uid = self.rng.uid();
-        self.objects.push(Object::VolumeAttachment(
-            VolumeAttachment {
-                metadata: meta("", &format!("csi-{}", va_uid.replace('-', "")), va_uid),
-                spec: VolumeAttachmentSpec {
-                    attacher: "ebs.csi.aws.com".to_owned(),
-                    node_name: node.to_owned(),
-                    source: VolumeAttachmentSource {
-                        persistent_volume_name: Some(pv_name),
-                        ..VolumeAttachmentSource::default()
-                    },
+        self.out.attachments.push(VolumeAttachment {
+            metadata: meta("", &format!("csi-{}", va_uid.replace('-', "")), va_uid),
+            spec: VolumeAttachmentSpec {
+                attacher: "ebs.csi.aws.com".to_owned(),
+                node_name: node.to_owned(),
+                source: VolumeAttachmentSource {
+                    persistent_volume_name: Some(pv_name),
+                    ..VolumeAttachmentSource::default()
                 },
-                status: Some(VolumeAttachmentStatus {
-                    attached: true,
-                    ..VolumeAttachmentStatus::default()
-                }),
-            }
-            .into(),
-        ));
+            },
+            status: Some(VolumeAttachmentStatus {
+                attached: true,
+                ..VolumeAttachmentStatus::default()
+            }),
+        });
     }
 
     pub(super) fn deployment(&mut self, namespace: &str, name: &str, replicas: usize) {
@@ -317,22 +298,16 @@ impl Generator {
         let rs_uid = self.rng.uid();
         let hash = format!("{:x}", self.rng.next() & 0xff_ffff_ffff);
         let rs_name = format!("{name}-{hash}");
-        self.objects.push(Object::Deployment(
-            Deployment {
-                metadata: meta(namespace, name, dep_uid.clone()),
-                ..Deployment::default()
-            }
-            .into(),
-        ));
+        self.out.deployments.push(Deployment {
+            metadata: meta(namespace, name, dep_uid.clone()),
+            ..Deployment::default()
+        });
         let mut rs_meta = meta(namespace, &rs_name, rs_uid.clone());
         rs_meta.owner_references = owned_by("Deployment", "apps/v1", name, &dep_uid);
-        self.objects.push(Object::ReplicaSet(
-            ReplicaSet {
-                metadata: rs_meta,
-                ..ReplicaSet::default()
-            }
-            .into(),
-        ));
+        self.out.replica_sets.push(ReplicaSet {
+            metadata: rs_meta,
+            ..ReplicaSet::default()
+        });
         let mut members = Vec::new();
         for _ in 0..replicas {
             let suffix = format!("{:05x}", self.rng.next() & 0xfffff);
@@ -345,51 +320,45 @@ impl Generator {
                 name,
             );
             members.push((pod_name, pod.metadata.uid.clone().unwrap_or_default(), ip));
-            self.objects.push(Object::Pod(pod.into()));
+            self.out.pods.push(pod);
         }
         self.slice(namespace, name, &members);
     }
 
     pub(super) fn cron_job(&mut self, namespace: &str, name: &str, jobs: usize) {
         let cron_uid = self.rng.uid();
-        self.objects.push(Object::CronJob(
-            CronJob {
-                metadata: meta(namespace, name, cron_uid.clone()),
-                spec: CronJobSpec {
-                    schedule: "*/5 * * * *".to_owned(),
-                    concurrency_policy: Some("Forbid".to_owned()),
-                    job_template: JobTemplateSpec::default(),
-                    ..CronJobSpec::default()
-                },
-                status: None,
-            }
-            .into(),
-        ));
+        self.out.cron_jobs.push(CronJob {
+            metadata: meta(namespace, name, cron_uid.clone()),
+            spec: CronJobSpec {
+                schedule: "*/5 * * * *".to_owned(),
+                concurrency_policy: Some("Forbid".to_owned()),
+                job_template: JobTemplateSpec::default(),
+                ..CronJobSpec::default()
+            },
+            status: None,
+        });
         for n in 0..jobs {
             let job_name = format!("{name}-{}", 29_146_000 + n);
             let job_uid = self.rng.uid();
             let finished = n % 2 == 1;
             let mut job_meta = meta(namespace, &job_name, job_uid.clone());
             job_meta.owner_references = owned_by("CronJob", "batch/v1", name, &cron_uid);
-            self.objects.push(Object::Job(
-                Job {
-                    metadata: job_meta,
-                    spec: None,
-                    status: Some(JobStatus {
-                        active: Some(i32::from(!finished)),
-                        succeeded: Some(i32::from(finished)),
-                        conditions: finished.then(|| {
-                            vec![JobCondition {
-                                type_: "Complete".to_owned(),
-                                status: "True".to_owned(),
-                                ..JobCondition::default()
-                            }]
-                        }),
-                        ..JobStatus::default()
+            self.out.jobs.push(Job {
+                metadata: job_meta,
+                spec: None,
+                status: Some(JobStatus {
+                    active: Some(i32::from(!finished)),
+                    succeeded: Some(i32::from(finished)),
+                    conditions: finished.then(|| {
+                        vec![JobCondition {
+                            type_: "Complete".to_owned(),
+                            status: "True".to_owned(),
+                            ..JobCondition::default()
+                        }]
                     }),
-                }
-                .into(),
-            ));
+                    ..JobStatus::default()
+                }),
+            });
             let suffix = format!("{:05x}", self.rng.next() & 0xfffff);
             let (mut pod, _) = self.pod(
                 namespace,
@@ -405,7 +374,7 @@ impl Generator {
             } else {
                 pod.metadata.finalizers = Some(vec!["batch.kubernetes.io/job-tracking".to_owned()]);
             }
-            self.objects.push(Object::Pod(pod.into()));
+            self.out.pods.push(pod);
         }
     }
 }

@@ -3,8 +3,10 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use serde_json::Value;
+
 use super::{KINDS, SyntheticCluster};
-use crate::cluster::object::Object;
+use crate::cluster::kind::Kind;
 
 /// On-disk format of a written snapshot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,13 +26,7 @@ pub fn write_snapshot(
     std::fs::create_dir_all(dir)?;
     let mut files = Vec::new();
     for kind in KINDS {
-        let items: Vec<serde_json::Value> = cluster
-            .objects
-            .iter()
-            .filter(|o| o.kind() == kind)
-            .map(object_json)
-            .collect::<Result<_, _>>()
-            .map_err(std::io::Error::other)?;
+        let items = items(cluster, kind).map_err(std::io::Error::other)?;
         let api_version = match kind.group() {
             "" => "v1".to_owned(),
             group => format!("{group}/v1"),
@@ -61,28 +57,25 @@ pub fn write_snapshot(
     Ok(files)
 }
 
-fn object_json(object: &Object) -> Result<serde_json::Value, serde_json::Error> {
-    match object {
-        Object::Pod(o) => serde_json::to_value(o),
-        Object::Node(o) => serde_json::to_value(o),
-        Object::Lease(o) => serde_json::to_value(o),
-        Object::VolumeAttachment(o) => serde_json::to_value(o),
-        Object::PersistentVolumeClaim(o) => serde_json::to_value(o),
-        Object::PersistentVolume(o) => serde_json::to_value(o),
-        Object::Job(o) => serde_json::to_value(o),
-        Object::CronJob(o) => serde_json::to_value(o),
-        Object::StatefulSet(o) => serde_json::to_value(o),
-        Object::ReplicaSet(o) => serde_json::to_value(o),
-        Object::Deployment(o) => serde_json::to_value(o),
-        Object::EndpointSlice(o) => serde_json::to_value(o),
-        Object::Namespace(o) => serde_json::to_value(o),
-        Object::ConfigMap(m) => serde_json::to_value(k8s_openapi::api::core::v1::ConfigMap {
-            metadata: (**m).clone(),
-            ..Default::default()
-        }),
-        Object::Endpoints(m) => serde_json::to_value(k8s_openapi::api::core::v1::Endpoints {
-            metadata: (**m).clone(),
-            ..Default::default()
-        }),
+/// The objects of `kind`, as JSON (none for ConfigMaps and Endpoints).
+fn items(cluster: &SyntheticCluster, kind: Kind) -> Result<Vec<Value>, serde_json::Error> {
+    fn json<T: serde::Serialize>(objects: &[T]) -> Result<Vec<Value>, serde_json::Error> {
+        objects.iter().map(serde_json::to_value).collect()
+    }
+    match kind {
+        Kind::Pod => json(&cluster.pods),
+        Kind::Node => json(&cluster.nodes),
+        Kind::Lease => json(&cluster.leases),
+        Kind::VolumeAttachment => json(&cluster.attachments),
+        Kind::PersistentVolumeClaim => json(&cluster.claims),
+        Kind::PersistentVolume => json(&cluster.volumes),
+        Kind::Job => json(&cluster.jobs),
+        Kind::CronJob => json(&cluster.cron_jobs),
+        Kind::StatefulSet => json(&cluster.stateful_sets),
+        Kind::ReplicaSet => json(&cluster.replica_sets),
+        Kind::Deployment => json(&cluster.deployments),
+        Kind::EndpointSlice => json(&cluster.slices),
+        Kind::Namespace => json(&cluster.namespaces),
+        Kind::ConfigMap | Kind::Endpoints => Ok(Vec::new()),
     }
 }

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::operator::{Operator, check_types};
 use super::{CONTEXT_ROOTS, Condition, Kind, Selection};
-use crate::policy::catalog;
+use crate::policy::{catalog, extract};
 use crate::policy::error::{Problems, one_line};
 use crate::policy::model::{self, Located};
 
@@ -90,7 +90,7 @@ pub(crate) fn compile(
         return None;
     }
     let operator = compile_operator(c, problems, line, column)?;
-    if let Selection::Fact(spec) = &selection
+    if let Selection::Fact { spec, .. } = &selection
         && let Err(reason) = check_types(spec, &operator)
     {
         problems.at(line, column, reason);
@@ -130,7 +130,7 @@ fn operator_names(c: &model::Condition) -> Vec<&'static str> {
 fn compile_selection(c: &model::Condition, problems: &mut Problems) -> Option<Selection> {
     if let Some(fact) = &c.fact {
         return match catalog::lookup(&fact.value) {
-            Some(spec) => Some(Selection::Fact(spec)),
+            Some(spec) => Some(Selection::fact(spec)),
             None => {
                 let hint = catalog::suggest(&fact.value)
                     .map(|s| format!(" (did you mean `{s}`?)"))
@@ -194,9 +194,8 @@ pub(crate) fn compile_path(text: &str) -> Result<Selection, String> {
     };
     Ok(Selection::Path {
         text: text.to_string(),
-        query,
+        plan: extract::Plan::new(query),
         group,
-        root,
     })
 }
 

@@ -9,10 +9,11 @@
 
 use std::collections::BTreeMap;
 
-use jsonpath_rust::parser::model::JpQuery;
 use serde_json::Value;
 
 use super::catalog::{self, FactSpec};
+use super::context::Context;
+use super::extract::{Plan, Step};
 
 mod compile;
 mod operator;
@@ -157,7 +158,7 @@ fn dedup<T: Clone + Ord>(items: &mut Vec<T>) {
 
 /// What one evaluation reads: the context document and the unknown groups.
 pub struct Scope<'a> {
-    pub context: &'a Value,
+    pub context: &'a Context<'a>,
     /// Normalized group name → why it is unknown.
     pub unknown: &'a BTreeMap<String, String>,
 }
@@ -184,14 +185,17 @@ enum Kind {
 /// Where a condition's values come from.
 #[derive(Clone, Debug)]
 pub enum Selection {
-    Fact(&'static FactSpec),
+    Fact {
+        spec: &'static FactSpec,
+        /// `facts.node.ready`: the path in the context, and how it is shown.
+        plan: Plan,
+        shown: String,
+    },
     Path {
         text: String,
-        query: JpQuery,
+        plan: Plan,
         /// `$.facts.<group>...`: the fact group it reads, if any.
         group: Option<String>,
-        /// The context key it starts at; `None` for `$..x`, `$[*]` and the like.
-        root: Option<String>,
     },
 }
 
@@ -236,12 +240,6 @@ impl Condition {
         }
     }
 
-    /// Whether evaluating it may read `request`, `object` or `oldObject`
-    /// (the expensive part of the context to build).
-    pub fn reads_request(&self) -> bool {
-        self.selections().iter().any(|s| s.reads_request())
-    }
-
     /// Every selection in the condition.
     pub fn selections(&self) -> Vec<&Selection> {
         match &self.kind {
@@ -260,56 +258,44 @@ fn join_described(parts: &[Condition], separator: &str) -> String {
 }
 
 impl Selection {
-    /// Whether it may read `request`, `object` or `oldObject`.
-    pub fn reads_request(&self) -> bool {
-        match self {
-            Selection::Fact(_) => false,
-            Selection::Path { root, .. } => root
-                .as_deref()
-                .is_none_or(|r| matches!(r, "request" | "object" | "oldObject")),
+    pub fn fact(spec: &'static FactSpec) -> Self {
+        let path = spec.context_path();
+        Selection::Fact {
+            spec,
+            plan: Plan::Walk(path.iter().map(|k| Step::Key((*k).to_owned())).collect()),
+            shown: path.join("."),
         }
     }
 
     /// How the selection is shown in explanations.
-    pub fn display(&self) -> String {
+    pub fn display(&self) -> &str {
         match self {
-            Selection::Fact(spec) => spec.context_path().join("."),
-            Selection::Path { text, .. } => text.clone(),
+            Selection::Fact { shown, .. } => shown,
+            Selection::Path { text, .. } => text,
         }
     }
 
     fn group(&self) -> Option<&str> {
         match self {
-            Selection::Fact(spec) => spec.group(),
+            Selection::Fact { spec, .. } => spec.group(),
             Selection::Path { group, .. } => group.as_deref(),
         }
     }
 
     /// The selected values (nulls dropped), or why they cannot be known.
-    pub fn values<'v>(&self, scope: &Scope<'v>) -> Result<Vec<&'v Value>, Missing> {
+    pub fn values(&self, scope: &Scope<'_>) -> Result<Vec<Value>, Missing> {
         if let Some(group) = self.group()
             && let Some(reason) = scope.unknown.get(&catalog::normalize_group(group))
         {
             return Err(Missing {
-                what: self.display(),
+                what: self.display().to_owned(),
                 why: reason.clone(),
             });
         }
-        let values: Vec<&Value> = match self {
-            Selection::Fact(spec) => {
-                let mut node = Some(scope.context);
-                for segment in spec.context_path() {
-                    node = node.and_then(|n| n.get(segment));
-                }
-                node.into_iter().collect()
-            }
-            Selection::Path { query, .. } => {
-                jsonpath_rust::query::js_path_process(query, scope.context)
-                    .map(|refs| refs.into_iter().map(|r| r.val).collect())
-                    .unwrap_or_default()
-            }
-        };
-        Ok(values.into_iter().filter(|v| !v.is_null()).collect())
+        let (Selection::Fact { plan, .. } | Selection::Path { plan, .. }) = self;
+        let mut values = scope.context.select(plan);
+        values.retain(|v| !v.is_null());
+        Ok(values)
     }
 }
 
@@ -318,9 +304,9 @@ fn test(selection: &Selection, operator: &Operator, scope: &Scope<'_>) -> Verdic
         Ok(values) => values,
         Err(missing) => return Verdict::unknown(vec![missing]),
     };
-    let shown = selection.display();
+    let values: Vec<&Value> = values.iter().collect();
     match operator.apply(&values) {
-        Some(witness) => Verdict::yes(vec![format!("{shown} {witness}")]),
+        Some(witness) => Verdict::yes(vec![format!("{} {witness}", selection.display())]),
         None => Verdict::no(),
     }
 }

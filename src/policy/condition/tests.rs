@@ -32,7 +32,7 @@ fn eval(yaml: &str, context: &Value, unknown: &[(&str, &str)]) -> Verdict {
         .map(|(g, r)| (catalog::normalize_group(g), r.to_string()))
         .collect();
     condition.eval(&Scope {
-        context,
+        context: &crate::policy::context::Context::from_json(context),
         unknown: &unknown,
     })
 }

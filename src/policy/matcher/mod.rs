@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::condition::{Missing, Scope, Verdict};
+use super::context::Context;
 use super::error::Problems;
 use super::model::{self, Located};
 use crate::intent::Intent;
@@ -38,11 +39,6 @@ pub struct Matcher {
 }
 
 impl Matcher {
-    /// Label selectors read `object`/`oldObject`.
-    pub fn reads_request(&self) -> bool {
-        self.namespace_selector.is_some() || self.object_selector.is_some()
-    }
-
     /// Whether the policy applies. Label selectors may need facts the
     /// cluster view lacks, hence a three-valued verdict.
     pub fn applies(&self, intent: &Intent, scope: &Scope<'_>) -> Verdict {
@@ -106,37 +102,45 @@ pub fn target_namespace(intent: &Intent) -> Option<&str> {
 
 pub(crate) type Labels = BTreeMap<String, String>;
 
-fn labels_at(value: Option<&Value>) -> Option<Labels> {
-    let metadata = value?.get("metadata")?;
-    let labels = match metadata.get("labels") {
-        Some(Value::Object(map)) => map
+/// The labels of `object` or `oldObject`; `None` when the request has no such object.
+fn labels_at(context: &Context<'_>, root: &str) -> Option<Labels> {
+    if !context.has_object(root) {
+        return None;
+    }
+    Some(
+        context
+            .get(&[root, "metadata", "labels"])
+            .as_ref()
+            .map(string_map)
+            .unwrap_or_default(),
+    )
+}
+
+fn string_map(value: &Value) -> Labels {
+    match value {
+        Value::Object(map) => map
             .iter()
             .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
             .collect(),
         _ => Labels::new(),
-    };
-    Some(labels)
+    }
 }
 
 /// Namespaces label themselves; for anything else the cluster view must
 /// supply `facts.namespace.labels`.
 fn namespace_labels(intent: &Intent, scope: &Scope<'_>) -> Result<Labels, Missing> {
-    if intent.target.resource == "namespaces" {
-        let ctx = scope.context;
-        if let Some(labels) =
-            labels_at(ctx.get("oldObject")).or_else(|| labels_at(ctx.get("object")))
-        {
-            return Ok(labels);
-        }
+    let context = scope.context;
+    if intent.target.resource == "namespaces"
+        && let Some(labels) =
+            labels_at(context, "oldObject").or_else(|| labels_at(context, "object"))
+    {
+        return Ok(labels);
     }
     if let Some(reason) = scope.unknown.get("namespace") {
         return Err(labels_missing("namespace labels", reason.clone()));
     }
-    match scope.context.pointer("/facts/namespace/labels") {
-        Some(Value::Object(map)) => Ok(map
-            .iter()
-            .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
-            .collect()),
+    match context.get(&["facts", "namespace", "labels"]) {
+        Some(labels @ Value::Object(_)) => Ok(string_map(&labels)),
         _ => Err(labels_missing(
             "namespace labels",
             "the cluster view does not provide them",
@@ -147,26 +151,22 @@ fn namespace_labels(intent: &Intent, scope: &Scope<'_>) -> Result<Labels, Missin
 /// Label sets to test: object and oldObject (either may match, as in
 /// Kubernetes), or the pod's labels from the facts for an eviction.
 fn object_labels(intent: &Intent, scope: &Scope<'_>) -> Result<Vec<Labels>, Missing> {
-    let ctx = scope.context;
+    let context = scope.context;
     if intent.target.subresource.as_deref() == Some("eviction") {
         if let Some(reason) = scope.unknown.get("pod") {
             return Err(labels_missing("pod labels", reason.clone()));
         }
-        return match ctx.pointer("/facts/pod/labels") {
-            Some(Value::Object(map)) => Ok(vec![
-                map.iter()
-                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
-                    .collect(),
-            ]),
+        return match context.get(&["facts", "pod", "labels"]) {
+            Some(labels @ Value::Object(_)) => Ok(vec![string_map(&labels)]),
             _ => Err(labels_missing(
                 "pod labels",
                 "the pod is not in the cluster view",
             )),
         };
     }
-    let sets: Vec<Labels> = [ctx.get("object"), ctx.get("oldObject")]
+    let sets: Vec<Labels> = ["object", "oldObject"]
         .into_iter()
-        .filter_map(labels_at)
+        .filter_map(|root| labels_at(context, root))
         .collect();
     Ok(if sets.is_empty() {
         vec![Labels::new()]

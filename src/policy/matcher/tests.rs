@@ -48,7 +48,7 @@ fn applies(m: &Matcher, intent: &Intent, ctx: &Value) -> super::super::condition
     m.applies(
         intent,
         &Scope {
-            context: ctx,
+            context: &crate::policy::context::Context::from_json(ctx),
             unknown: &unknown,
         },
     )

@@ -1,0 +1,167 @@
+//! Compact records: what the index stores for each cached object.
+//!
+//! k8s-openapi structs are large inline even when their fields are `None`
+//! (a `Pod` is ~2.4 KiB, a `VolumeAttachment` ~3.6 KiB before any string),
+//! so a cache of them costs most of its memory in empty space. A record
+//! holds exactly the fields facts, the cleanup checklist and the index
+//! read, converted once on the way in (`From<k8s type>`, consuming, so
+//! strings move instead of being copied).
+//!
+//! Adding a field a fact needs means adding it here and to its `From`.
+
+mod coordination;
+mod network;
+mod pod;
+mod storage;
+mod workloads;
+
+pub use self::coordination::{LEGACY_LEADER, Lease, MetadataOnly};
+pub use self::network::{Endpoint, EndpointSlice, TargetRef};
+pub use self::pod::Pod;
+pub use self::storage::{PersistentVolume, PersistentVolumeClaim, VolumeAttachment};
+pub use self::workloads::{CronJob, Deployment, Job, ReplicaSet, StatefulSet};
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use k8s_openapi::jiff::Timestamp;
+
+/// Identity every record carries (`metadata.namespace`, `name`, `uid`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Meta {
+    /// Empty when absent (cluster-scoped kinds).
+    pub namespace: String,
+    /// Empty when absent.
+    pub name: String,
+    pub uid: Option<String>,
+}
+
+impl From<ObjectMeta> for Meta {
+    fn from(meta: ObjectMeta) -> Self {
+        Meta {
+            namespace: meta.namespace.unwrap_or_default(),
+            name: meta.name.unwrap_or_default(),
+            uid: meta.uid,
+        }
+    }
+}
+
+/// Every record: its identity, for code that handles any kind.
+pub trait Record {
+    fn meta(&self) -> &Meta;
+}
+
+macro_rules! records {
+    ($($ty:ty,)*) => {$(
+        impl Record for $ty {
+            fn meta(&self) -> &Meta {
+                &self.meta
+            }
+        }
+    )*};
+}
+
+records! {
+    Pod,
+    Node,
+    Lease,
+    VolumeAttachment,
+    PersistentVolumeClaim,
+    PersistentVolume,
+    Job,
+    CronJob,
+    StatefulSet,
+    ReplicaSet,
+    Deployment,
+    EndpointSlice,
+    Namespace,
+    MetadataOnly,
+}
+
+/// The owner reference that manages an object.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OwnerRef {
+    pub kind: String,
+    pub name: String,
+    /// Empty when the reference has none.
+    pub uid: String,
+}
+
+/// The managing controller (`controller: true`), else the first owner: the
+/// only owner reference facts follow.
+fn controller_of(owners: Option<Vec<OwnerReference>>) -> Option<OwnerRef> {
+    let mut owners = owners?;
+    let at = owners
+        .iter()
+        .position(|o| o.controller == Some(true))
+        .unwrap_or(0);
+    (at < owners.len()).then(|| {
+        let owner = owners.swap_remove(at);
+        OwnerRef {
+            kind: owner.kind,
+            name: owner.name,
+            uid: owner.uid,
+        }
+    })
+}
+
+/// Node: its taints and Ready condition decide alive, unreachable, fenced.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Node {
+    pub meta: Meta,
+    /// Keys of `spec.taints`, in order.
+    pub taints: Vec<String>,
+    /// The first `Ready` condition.
+    pub ready: Option<ReadyCondition>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReadyCondition {
+    /// As written: `True`, `False`, `Unknown`.
+    pub status: String,
+    pub last_heartbeat: Option<Timestamp>,
+}
+
+impl From<k8s_openapi::api::core::v1::Node> for Node {
+    fn from(node: k8s_openapi::api::core::v1::Node) -> Self {
+        let taints = node
+            .spec
+            .and_then(|s| s.taints)
+            .into_iter()
+            .flatten()
+            .map(|t| t.key)
+            .collect();
+        let ready = node
+            .status
+            .and_then(|s| s.conditions)
+            .into_iter()
+            .flatten()
+            .find(|c| c.type_ == "Ready")
+            .map(|c| ReadyCondition {
+                status: c.status,
+                last_heartbeat: c.last_heartbeat_time.map(|t| t.0),
+            });
+        Node {
+            meta: node.metadata.into(),
+            taints,
+            ready,
+        }
+    }
+}
+
+/// Namespace: whether it exists and its phase.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Namespace {
+    pub meta: Meta,
+    pub phase: Option<String>,
+}
+
+impl From<k8s_openapi::api::core::v1::Namespace> for Namespace {
+    fn from(namespace: k8s_openapi::api::core::v1::Namespace) -> Self {
+        Namespace {
+            meta: namespace.metadata.into(),
+            phase: namespace.status.and_then(|s| s.phase),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
