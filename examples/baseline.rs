@@ -40,6 +40,10 @@ use forcegate::server::{self, Server, Shutdown};
 use futures::StreamExt;
 use tokio::sync::Semaphore;
 
+/// The allocator `forcegate serve` runs on (see src/main.rs).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// `forcegate serve`'s flags; those about policies and the cluster are
 /// accepted and ignored, so both servers can be started the same way.
 #[derive(Debug, Parser)]
@@ -62,7 +66,7 @@ struct Limits {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    forcegate::telemetry::init(cli.serve.log_format);
+    let _log_writer = forcegate::telemetry::init(cli.serve.log_format);
     let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -37,6 +37,10 @@ use serde_json::json;
 
 use self::reviews::{Scenario, Targets, keep_leases_held};
 
+/// The allocator `forcegate serve` runs on (see src/main.rs).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const TARGETS: usize = 64;
 /// Decisions timed per scenario, size and round.
 const BATCH: usize = 512;

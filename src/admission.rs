@@ -13,10 +13,11 @@ use kube::core::admission::{
     AdmissionRequest, AdmissionResponse, META_API_VERSION_V1, META_KIND, Operation,
 };
 use kube::core::{Status, TypeMeta};
+use serde::Serialize;
 use serde::de::IgnoredAny;
+use serde_json::Value;
 use serde_json::error::Category;
 use serde_json::value::RawValue;
-use serde_json::{Map, Value, json};
 
 use crate::decision::Decision;
 
@@ -274,61 +275,73 @@ fn is_qualified_name_part(name: &str) -> bool {
 
 /// Serialize a response review deterministically (sorted keys).
 ///
-/// Built by hand rather than through kube's derive: its audit annotations
-/// live in a `HashMap` (random order) and its patch serializes as a number
-/// array, while Go's `[]byte` convention is a base64 string.
+/// Written through structs whose fields are declared in key order rather
+/// than through kube's derive: its audit annotations live in a `HashMap`
+/// (random order) and its patch serializes as a number array, while Go's
+/// `[]byte` convention is a base64 string.
 pub fn encode(response: &AdmissionResponse) -> Vec<u8> {
-    let mut body = Map::new();
-    body.insert("uid".into(), Value::String(response.uid.clone()));
-    body.insert("allowed".into(), Value::Bool(response.allowed));
-    if !response.allowed {
-        let status = &response.result;
-        let mut object = Map::new();
-        object.insert("status".into(), json!("Failure"));
-        if status.code != 0 {
-            object.insert("code".into(), json!(status.code));
-        }
-        if !status.reason.is_empty() {
-            object.insert("reason".into(), json!(status.reason));
-        }
-        if !status.message.is_empty() {
-            object.insert("message".into(), json!(status.message));
-        }
-        body.insert("status".into(), Value::Object(object));
-    }
-    if let Some(patch) = &response.patch {
-        let encoded = base64::engine::general_purpose::STANDARD.encode(patch);
-        body.insert("patch".into(), Value::String(encoded));
-        body.insert("patchType".into(), json!("JSONPatch"));
-    }
-    if !response.audit_annotations.is_empty() {
-        let sorted: BTreeMap<_, _> = response.audit_annotations.iter().collect();
-        body.insert("auditAnnotations".into(), json!(sorted));
-    }
-    if let Some(warnings) = response.warnings.as_ref().filter(|w| !w.is_empty()) {
-        body.insert("warnings".into(), json!(warnings));
-    }
-    let review = json!({
-        "apiVersion": META_API_VERSION_V1,
-        "kind": META_KIND,
-        "response": sorted_keys(Value::Object(body)),
-    });
-    // Serializing a `Value` of strings, numbers and bools cannot fail.
-    serde_json::to_vec(&sorted_keys(review)).unwrap_or_default()
+    let status = &response.result;
+    let body = ResponseBody {
+        allowed: response.allowed,
+        audit_annotations: response.audit_annotations.iter().collect(),
+        patch: response
+            .patch
+            .as_ref()
+            .map(|patch| base64::engine::general_purpose::STANDARD.encode(patch)),
+        patch_type: response.patch.as_ref().map(|_| "JSONPatch"),
+        status: (!response.allowed).then(|| StatusBody {
+            code: (status.code != 0).then_some(status.code),
+            message: Some(status.message.as_str()).filter(|m| !m.is_empty()),
+            reason: Some(status.reason.as_str()).filter(|r| !r.is_empty()),
+            status: "Failure",
+        }),
+        uid: &response.uid,
+        warnings: response.warnings.as_deref().unwrap_or_default(),
+    };
+    let review = ReviewBody {
+        api_version: META_API_VERSION_V1,
+        kind: META_KIND,
+        response: body,
+    };
+    // Strings, numbers, bools and string-keyed maps cannot fail to serialize.
+    serde_json::to_vec(&review).unwrap_or_default()
 }
 
-/// Order object keys regardless of serde_json's map backend (a dependency
-/// enabling `preserve_order` must not change our bytes).
-fn sorted_keys(value: Value) -> Value {
-    match value {
-        Value::Object(map) => {
-            let sorted: BTreeMap<String, Value> =
-                map.into_iter().map(|(k, v)| (k, sorted_keys(v))).collect();
-            Value::Object(sorted.into_iter().collect())
-        }
-        Value::Array(items) => Value::Array(items.into_iter().map(sorted_keys).collect()),
-        other => other,
-    }
+// Fields in alphabetical order of their JSON names: the bytes are sorted.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ReviewBody<'a> {
+    api_version: &'a str,
+    kind: &'a str,
+    response: ResponseBody<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ResponseBody<'a> {
+    allowed: bool,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    audit_annotations: BTreeMap<&'a String, &'a String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    patch: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    patch_type: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<StatusBody<'a>>,
+    uid: &'a str,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    warnings: &'a [String],
+}
+
+#[derive(Serialize)]
+struct StatusBody<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    code: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'a str>,
+    status: &'a str,
 }
 
 #[cfg(test)]

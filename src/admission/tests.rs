@@ -1,5 +1,6 @@
 use super::*;
 use crate::decision::{Action, PolicyOutcome};
+use serde_json::json;
 
 const DELETE_REVIEW: &str = r#"{
   "apiVersion": "admission.k8s.io/v1",
@@ -190,6 +191,14 @@ fn encoding_is_byte_identical_across_calls() {
     for _ in 0..20 {
         // A fresh HashMap per call gets a fresh random iteration order.
         assert_eq!(encode(&respond(&request(), &decision, None)), first);
+    }
+    // Keys sorted at every level: re-serializing through serde_json's
+    // sorted map (no `preserve_order` in this build) gives the same bytes.
+    let patch: json_patch::Patch = serde_json::from_value(json!([])).expect("patch");
+    let with_patch = respond(&update_request(), &decision, Some(patch));
+    for bytes in [first, encode(&with_patch)] {
+        let reparsed: Value = serde_json::from_slice(&bytes).expect("JSON");
+        assert_eq!(serde_json::to_vec(&reparsed).unwrap(), bytes);
     }
 }
 

@@ -33,7 +33,7 @@ const DEV_NAMESPACE: &str = "forcegate";
 const CRD_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub fn run(args: ServeArgs) -> ExitCode {
-    telemetry::init(args.log_format);
+    let _log_writer = telemetry::init(args.log_format);
     // kube's client and our server both use rustls; pin the provider once.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = match tokio::runtime::Builder::new_multi_thread()

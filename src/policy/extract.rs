@@ -164,7 +164,11 @@ struct Materialize<'s, 'o, C> {
     out: &'o mut Vec<Value>,
 }
 
-fn walk_built(value: Result<Value, Error>, steps: &[Step], out: &mut Vec<Value>) -> Result<(), Error> {
+fn walk_built(
+    value: Result<Value, Error>,
+    steps: &[Step],
+    out: &mut Vec<Value>,
+) -> Result<(), Error> {
     let value = value?;
     let mut found = Vec::new();
     walk(&value, steps, &mut found);
@@ -256,7 +260,8 @@ impl<'s, 'o> ser::Serializer for Extract<'s, 'o> {
         len: usize,
     ) -> Result<Self::SerializeTupleVariant, Error> {
         Ok(Materialize {
-            inner: serde_json::value::Serializer.serialize_tuple_variant(name, index, variant, len)?,
+            inner: serde_json::value::Serializer
+                .serialize_tuple_variant(name, index, variant, len)?,
             steps: self.steps,
             out: self.out,
         })
@@ -283,7 +288,8 @@ impl<'s, 'o> ser::Serializer for Extract<'s, 'o> {
         len: usize,
     ) -> Result<Self::SerializeStructVariant, Error> {
         Ok(Materialize {
-            inner: serde_json::value::Serializer.serialize_struct_variant(name, index, variant, len)?,
+            inner: serde_json::value::Serializer
+                .serialize_struct_variant(name, index, variant, len)?,
             steps: self.steps,
             out: self.out,
         })

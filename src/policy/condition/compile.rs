@@ -5,9 +5,9 @@ use serde_json::Value;
 
 use super::operator::{Operator, check_types};
 use super::{CONTEXT_ROOTS, Condition, Kind, Selection};
-use crate::policy::{catalog, extract};
 use crate::policy::error::{Problems, one_line};
 use crate::policy::model::{self, Located};
+use crate::policy::{catalog, extract};
 
 /// Compile a condition; problems go to `problems`, `None` when it is unusable.
 pub(crate) fn compile(

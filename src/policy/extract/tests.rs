@@ -48,7 +48,10 @@ struct Lease {
 #[derive(Serialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 enum Kind {
-    FinalizerRemoval { removed: Vec<String>, deleting: bool },
+    FinalizerRemoval {
+        removed: Vec<String>,
+        deleting: bool,
+    },
 }
 
 #[derive(Serialize)]
@@ -68,10 +71,15 @@ fn doc() -> Doc {
                 heartbeat_age_seconds: Some(12.5),
             }),
             pod: None,
-            labels: [("role", "leader"), ("app", "db"), ("b", "x"), ("a.b/c", "y")]
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
+            labels: [
+                ("role", "leader"),
+                ("app", "db"),
+                ("b", "x"),
+                ("a.b/c", "y"),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
             leases: vec![
                 Lease {
                     name: "db-leader".into(),
