@@ -66,7 +66,13 @@ struct Limits {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let _log_writer = forcegate::telemetry::init(cli.serve.log_format);
+    let _log_writer = match forcegate::telemetry::init(cli.serve.log_format) {
+        Ok(guard) => guard,
+        Err(err) => {
+            eprintln!("baseline: cannot start the log writer: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
     let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Instant;
 
 use futures::future::BoxFuture;
@@ -54,7 +54,9 @@ pub struct JournalRecorder {
 struct Inner {
     path: PathBuf,
     recovery: Recovery,
-    state: Mutex<State>,
+    /// Readers (lookups of existing records, the repeated admission call
+    /// of a grace-0 delete) share it; an append holds it for its fsync.
+    state: RwLock<State>,
 }
 
 struct State {
@@ -129,7 +131,7 @@ impl JournalRecorder {
             inner: Arc::new(Inner {
                 path,
                 recovery: replay.recovery,
-                state: Mutex::new(State {
+                state: RwLock::new(State {
                     file,
                     len,
                     records: replay.records,
@@ -155,12 +157,12 @@ impl JournalRecorder {
     }
 
     pub fn get(&self, name: &str) -> Option<ForceDeletion> {
-        self.inner.lock().records.get(name).cloned()
+        self.inner.read().records.get(name).cloned()
     }
 
     /// All records, ordered by name.
     pub fn records(&self) -> Vec<ForceDeletion> {
-        self.inner.lock().records.values().cloned().collect()
+        self.inner.read().records.values().cloned().collect()
     }
 
     /// Create-or-get, blocking (fsync). Returns the name and whether it was new.
@@ -170,19 +172,24 @@ impl JournalRecorder {
 }
 
 impl Inner {
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        // Appends roll back on failure, so the state is consistent even if a
-        // holder panicked.
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    // Appends roll back on failure, so the state is consistent even if a
+    // holder panicked: a poisoned lock is used as is.
+    fn read(&self) -> RwLockReadGuard<'_, State> {
+        self.state.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, State> {
+        self.state.write().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The name of an existing record for `spec`, without waiting: `None`
     /// when absent or when a writer holds the lock (mid-fsync), in which case
     /// the caller takes the blocking path. Keeps the repeated admission call
-    /// of a grace-0 delete (and retries) off the blocking pool.
+    /// of a grace-0 delete (and retries) off the blocking pool; concurrent
+    /// lookups share the lock, so only an fsync in flight sends one there.
     fn existing(&self, spec: &ForceDeletionSpec) -> Option<String> {
         let name = record_name_for(spec);
-        let state = match self.state.try_lock() {
+        let state = match self.state.try_read() {
             Ok(state) => state,
             Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
             Err(std::sync::TryLockError::WouldBlock) => return None,
@@ -192,7 +199,7 @@ impl Inner {
 
     fn append(&self, spec: ForceDeletionSpec) -> Result<(String, bool), RecordError> {
         let name = record_name_for(&spec);
-        let mut state = self.lock();
+        let mut state = self.write();
         if state.records.contains_key(&name) {
             return Ok((name, false));
         }

@@ -33,7 +33,13 @@ const DEV_NAMESPACE: &str = "forcegate";
 const CRD_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub fn run(args: ServeArgs) -> ExitCode {
-    let _log_writer = telemetry::init(args.log_format);
+    let _log_writer = match telemetry::init(args.log_format) {
+        Ok(guard) => guard,
+        Err(err) => {
+            eprintln!("forcegate serve: cannot start the log writer: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
     // kube's client and our server both use rustls; pin the provider once.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = match tokio::runtime::Builder::new_multi_thread()

@@ -11,9 +11,10 @@
 //! [`extract`](super::extract)). Only a JSONPath the simple walk cannot take
 //! (`$..name`, filters, slices) turns it into JSON, once per evaluation.
 
-use std::cell::OnceCell;
+use std::cell::{OnceCell, RefCell};
 use std::collections::BTreeMap;
 use std::fmt::Display;
+use std::rc::Rc;
 
 use kube::core::DynamicObject;
 use serde::{Serialize, Serializer};
@@ -31,7 +32,14 @@ pub struct Context<'a> {
     source: Source<'a>,
     /// The whole document as JSON, for general JSONPath queries only.
     json: OnceCell<Value>,
+    /// Selections already made, by path text: policies read the same few
+    /// paths many times (`facts.node.name` five times in one remediation,
+    /// `facts.node.fenced` in three policies). A short list beats a map here.
+    selected: RefCell<Vec<Selected>>,
 }
+
+/// A path's text and the values it selected.
+type Selected = (Box<str>, Rc<[Value]>);
 
 enum Source<'a> {
     Typed(Box<Document<'a>>),
@@ -50,7 +58,9 @@ struct Document<'a> {
     intent: IntentDocument<'a>,
     target: &'a ObjectRef,
     requester: &'a Requester,
-    record: Option<String>,
+    /// The cleanup record's name, from this UID: named only when read.
+    #[serde(rename = "record", serialize_with = "as_record_name")]
+    record_uid: Option<&'a str>,
     settings: SettingsDocument<'a>,
     #[serde(serialize_with = "as_text")]
     now: k8s_openapi::jiff::Timestamp,
@@ -77,6 +87,13 @@ struct SettingsDocument<'a> {
     break_glass_group: &'a str,
 }
 
+fn as_record_name<S: Serializer>(uid: &Option<&str>, serializer: S) -> Result<S::Ok, S::Error> {
+    match uid {
+        Some(uid) => serializer.serialize_some(&crate::cleanup::record_name(uid)),
+        None => serializer.serialize_none(),
+    }
+}
+
 fn as_text<S: Serializer>(value: &impl Display, serializer: S) -> Result<S::Ok, S::Error> {
     serializer.collect_str(value)
 }
@@ -101,8 +118,7 @@ impl<'a> Context<'a> {
             .uid
             .as_deref()
             .or(input.facts.pod.as_ref().map(|p| p.uid.as_str()))
-            .filter(|uid| !uid.is_empty())
-            .map(crate::cleanup::record_name);
+            .filter(|uid| !uid.is_empty());
         let document = Document {
             request: input.request,
             object: input.request.object.as_ref(),
@@ -117,7 +133,7 @@ impl<'a> Context<'a> {
             },
             target: &intent.target,
             requester: &intent.requester,
-            record,
+            record_uid: record,
             settings: SettingsDocument {
                 break_glass_group: &input.settings.break_glass_group,
             },
@@ -126,6 +142,7 @@ impl<'a> Context<'a> {
         Self {
             source: Source::Typed(Box::new(document)),
             json: OnceCell::new(),
+            selected: RefCell::default(),
         }
     }
 
@@ -134,21 +151,53 @@ impl<'a> Context<'a> {
         Self {
             source: Source::Json(document),
             json: OnceCell::new(),
+            selected: RefCell::default(),
         }
     }
 
     /// The values a compiled path selects.
     pub fn select(&self, plan: &Plan) -> Vec<Value> {
         match &self.source {
-            Source::Typed(document) => extract::run(plan, document.as_ref(), || {
-                self.json.get_or_init(|| {
-                    // Strings, numbers, bools and string-keyed maps cannot
-                    // fail to serialize; a failure reads as an empty document.
-                    serde_json::to_value(document.as_ref()).unwrap_or(Value::Null)
-                })
-            }),
+            Source::Typed(document) => extract::run_with(
+                plan,
+                |steps, out| document.select(steps, out),
+                || {
+                    self.json.get_or_init(|| {
+                        // Strings, numbers, bools and string-keyed maps cannot
+                        // fail to serialize; a failure reads as an empty document.
+                        serde_json::to_value(document.as_ref()).unwrap_or(Value::Null)
+                    })
+                },
+            ),
             Source::Json(value) => extract::run(plan, *value, || value),
         }
+    }
+
+    /// The non-null values at `plan`, selected once per evaluation: `path`
+    /// is the text `plan` was compiled from (the document never changes
+    /// during an evaluation, so the same path always selects the same).
+    pub fn select_once(&self, path: &str, plan: &Plan) -> Rc<[Value]> {
+        if let Some((_, values)) = self.selected.borrow().iter().find(|(p, _)| **p == *path) {
+            return Rc::clone(values);
+        }
+        let mut values = self.select(plan);
+        values.retain(|v| !v.is_null());
+        let values: Rc<[Value]> = values.into();
+        self.selected
+            .borrow_mut()
+            .push((path.into(), Rc::clone(&values)));
+        values
+    }
+
+    /// The whole document as JSON (what a general JSONPath runs on).
+    #[cfg(test)]
+    pub fn to_json(&self) -> Value {
+        self.select(&Plan::Whole(
+            jsonpath_rust::parser::parse_json_path("$").expect("`$` parses"),
+        ))
+        .into_iter()
+        .next()
+        .unwrap_or(Value::Null)
     }
 
     /// The value at `keys` (e.g. `["facts", "pod", "labels"]`), if any.
@@ -166,6 +215,29 @@ impl<'a> Context<'a> {
                 _ => false,
             },
             Source::Json(value) => value.get(root).is_some_and(Value::is_object),
+        }
+    }
+}
+
+impl Document<'_> {
+    /// Walk `steps` from the root, going straight to the member the first
+    /// step names rather than serializing the document to skip the others
+    /// (a fifth of a decision's instructions went to that). Members with
+    /// their own serialization (`record`, `now`) take the general way.
+    fn select(&self, steps: &[Step], out: &mut Vec<Value>) {
+        let Some((Step::Key(root), rest)) = steps.split_first() else {
+            return extract::select(self, steps, out);
+        };
+        match root.as_str() {
+            "facts" => extract::select(self.facts, rest, out),
+            "target" => extract::select(self.target, rest, out),
+            "intent" => extract::select(&self.intent, rest, out),
+            "requester" => extract::select(self.requester, rest, out),
+            "request" => extract::select(self.request, rest, out),
+            "object" => extract::select(&self.object, rest, out),
+            "oldObject" => extract::select(&self.old_object, rest, out),
+            "settings" => extract::select(&self.settings, rest, out),
+            _ => extract::select(self, steps, out),
         }
     }
 }

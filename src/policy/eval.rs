@@ -35,6 +35,10 @@ pub(crate) fn evaluate(policies: &[Policy], input: &EvalInput<'_>) -> Decision {
             continue;
         }
         for rule in &policy.rules {
+            let truth = Truth::all(rule.conditions.iter().map(|c| c.truth(&scope)));
+            if truth == Truth::False {
+                continue;
+            }
             let conditions = Verdict::and(rule.conditions.iter().map(|c| c.eval(&scope)));
             // Selectors decide applicability; only conditions explain a decision.
             let applies = Verdict {

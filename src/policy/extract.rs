@@ -111,15 +111,26 @@ pub fn run<'w, T: Serialize + ?Sized>(
     value: &T,
     whole: impl FnOnce() -> &'w Value,
 ) -> Vec<Value> {
+    run_with(plan, |steps, out| select(value, steps, out), whole)
+}
+
+/// [`run`] with the walk supplied: `select(steps, out)` appends what `steps`
+/// select from the root (so a caller can go straight to the member a first
+/// step names).
+pub fn run_with<'w>(
+    plan: &Plan,
+    select: impl Fn(&[Step], &mut Vec<Value>),
+    whole: impl FnOnce() -> &'w Value,
+) -> Vec<Value> {
     match plan {
         Plan::Walk(steps) => {
             let mut out = Vec::new();
-            select(value, steps, &mut out);
+            select(steps, &mut out);
             out
         }
         Plan::Rooted { prefix, rest } => {
             let mut nodes = Vec::new();
-            select(value, prefix, &mut nodes);
+            select(prefix, &mut nodes);
             nodes.iter().flat_map(|node| query(rest, node)).collect()
         }
         Plan::Whole(q) => query(q, whole()),

@@ -541,3 +541,80 @@ fn request_paths_see_the_object() {
     );
     assert!(d.allowed, "{}", d.message);
 }
+
+/// The typed context goes straight to the member a path's first step names;
+/// whatever it selects must be what the same path selects in the document's
+/// JSON.
+#[test]
+fn typed_context_selects_what_its_json_does() {
+    let mut annotated = request(Some(json!({"team": "payments", "a.b/c": "d"})));
+    annotated.object = annotated.old_object.clone().map(|mut object| {
+        object.metadata.name = Some("web-0-updated".into());
+        object
+    });
+    let intent = intent(&["oncall"], false);
+    let mut facts = facts(true, false);
+    if let Some(pod) = facts.pod.as_mut() {
+        pod.labels = BTreeMap::from([("role".to_owned(), "leader".to_owned())]);
+    }
+    let settings = Settings::default();
+    let input = EvalInput {
+        intent: &intent,
+        facts: &facts,
+        request: &annotated,
+        settings: &settings,
+        now: Timestamp::UNIX_EPOCH,
+    };
+    let typed = context::Context::new(&input);
+    let json = typed.to_json();
+    assert!(json["facts"]["node"]["ready"].as_bool().unwrap(), "{json}");
+    let plain = context::Context::from_json(&json);
+    let paths = [
+        "$.facts.node.name",
+        "$.facts.node.ready",
+        "$.facts.pod",
+        "$.facts.pod.labels['role']",
+        "$.facts.leader.leases[*].name",
+        "$.facts.node.nothing",
+        "$.target.name",
+        "$.target",
+        "$.intent.type",
+        "$.intent.alreadyTerminating",
+        "$.intent.removedFinalizers",
+        "$.requester.groups[0]",
+        "$.requester",
+        "$.request.operation",
+        "$.request.oldObject.metadata.name",
+        "$.request.userInfo.groups[*]",
+        "$.oldObject.metadata.annotations['a.b/c']",
+        "$.oldObject.spec",
+        "$.object.metadata.annotations.team",
+        "$.object.metadata.name",
+        "$.settings.breakGlassGroup",
+        "$.record",
+        "$.now",
+        "$.target.nothing",
+        "$[*].name",
+        "$..uid",
+        "$.requester.groups[?@ == 'oncall']",
+    ];
+    for path in paths {
+        let selection = condition::compile_path(path).expect(path);
+        let (condition::Selection::Path { plan, .. } | condition::Selection::Fact { plan, .. }) =
+            &selection;
+        let got = typed.select(plan);
+        assert_eq!(got, plain.select(plan), "{path}");
+        if ![
+            "$.facts.node.nothing",
+            "$.target.nothing",
+            "$.facts.leader.leases[*].name",
+        ]
+        .contains(&path)
+        {
+            assert!(
+                !got.is_empty(),
+                "{path} selects nothing: the test would prove little"
+            );
+        }
+    }
+}

@@ -1,5 +1,4 @@
 use std::io::Write as _;
-use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 
@@ -74,18 +73,47 @@ fn same_uid_twice_writes_one_line() {
     );
 }
 
-/// Collects log output of the code under test.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
+thread_local! {
+    /// Log output of the code under test on this thread, while capturing.
+    static CAPTURED: std::cell::RefCell<Option<Vec<u8>>> = const { std::cell::RefCell::new(None) };
+}
 
-impl std::io::Write for Captured {
+/// Writes into this thread's capture, or nowhere.
+struct ThreadCapture;
+
+impl std::io::Write for ThreadCapture {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().expect("lock").extend_from_slice(buf);
+        CAPTURED.with_borrow_mut(|captured| {
+            if let Some(captured) = captured {
+                captured.extend_from_slice(buf);
+            }
+        });
         Ok(buf.len())
     }
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
+}
+
+/// Run `f` and return what it logged on this thread. A process-wide
+/// subscriber (installed once) writes to the capturing thread: a scoped one
+/// raced with tests on other threads that cache a callsite's interest.
+fn capture_logs<R>(f: impl FnOnce() -> R) -> (R, String) {
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(|| {
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::INFO)
+            .with_writer(|| ThreadCapture)
+            .with_ansi(false)
+            .finish();
+        // Should something else be global already, captures stay empty and
+        // the assertions on them fail, saying so.
+        let _ = tracing::subscriber::set_global_default(subscriber);
+    });
+    CAPTURED.with_borrow_mut(|captured| *captured = Some(Vec::new()));
+    let result = f();
+    let logged = CAPTURED.with_borrow_mut(Option::take).unwrap_or_default();
+    (result, String::from_utf8_lossy(&logged).into_owned())
 }
 
 #[test]
@@ -103,19 +131,8 @@ fn torn_last_line_is_skipped_with_a_warning_and_truncated() {
         .expect("torn write");
     drop(file);
 
-    let logs = Captured::default();
-    let writer = logs.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .finish();
-    // Other tests run in parallel on threads without this subscriber; the
-    // warning's callsite may have cached "never" from them, so re-evaluate it.
-    let reopened = tracing::subscriber::with_default(subscriber, || {
-        tracing::callsite::rebuild_interest_cache();
-        JournalRecorder::open(&path)
-    })
-    .expect("reopen");
+    let (reopened, logged) = capture_logs(|| JournalRecorder::open(&path));
+    let reopened = reopened.expect("reopen");
     let recovery = reopened.recovery().clone();
     assert_eq!(recovery.records, 2);
     let torn = recovery.torn.expect("torn tail reported");
@@ -123,7 +140,6 @@ fn torn_last_line_is_skipped_with_a_warning_and_truncated() {
         (torn.line, torn.offset, torn.bytes),
         (3, good_len, (full.len() / 2) as u64)
     );
-    let logged = String::from_utf8(logs.0.lock().expect("lock").clone()).expect("utf8");
     assert!(
         logged.contains("WARN") && logged.contains("torn last line"),
         "{logged}"

@@ -8,6 +8,7 @@
 //! a pod that is not in a StatefulSet at all.
 
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 use serde_json::Value;
 
@@ -44,6 +45,38 @@ pub enum Truth {
     True,
     False,
     Unknown,
+}
+
+impl Truth {
+    /// Kleene conjunction: false wins, then unknown.
+    pub fn all(truths: impl IntoIterator<Item = Truth>) -> Truth {
+        let mut unknown = false;
+        for truth in truths {
+            match truth {
+                Truth::False => return Truth::False,
+                Truth::Unknown => unknown = true,
+                Truth::True => {}
+            }
+        }
+        if unknown { Truth::Unknown } else { Truth::True }
+    }
+
+    /// Kleene disjunction: true wins, then unknown.
+    pub fn any(truths: impl IntoIterator<Item = Truth>) -> Truth {
+        let mut unknown = false;
+        for truth in truths {
+            match truth {
+                Truth::True => return Truth::True,
+                Truth::Unknown => unknown = true,
+                Truth::False => {}
+            }
+        }
+        if unknown {
+            Truth::Unknown
+        } else {
+            Truth::False
+        }
+    }
 }
 
 /// Something a condition needed but could not read.
@@ -224,6 +257,35 @@ impl Condition {
         }
     }
 
+    /// Just the truth: what [`eval`](Self::eval) would decide, without
+    /// building its explanation. Most rules do not fire, so they are tested
+    /// this way first and explained only if they do.
+    pub fn truth(&self, scope: &Scope<'_>) -> Truth {
+        match &self.kind {
+            Kind::All(parts) => Truth::all(parts.iter().map(|c| c.truth(scope))),
+            Kind::Any(parts) => Truth::any(parts.iter().map(|c| c.truth(scope))),
+            Kind::Not(inner) => match inner.truth(scope) {
+                Truth::True => Truth::False,
+                Truth::False => Truth::True,
+                Truth::Unknown => Truth::Unknown,
+            },
+            Kind::Test {
+                selection,
+                operator,
+            } => match selection.values(scope) {
+                Err(_) => Truth::Unknown,
+                Ok(values) => {
+                    let values: Vec<&Value> = values.iter().collect();
+                    if operator.holds(&values) {
+                        Truth::True
+                    } else {
+                        Truth::False
+                    }
+                }
+            },
+        }
+    }
+
     /// Static text for the condition, e.g. `facts.node.ready equals true`.
     pub fn describe(&self) -> String {
         if let Some(text) = &self.description {
@@ -283,8 +345,9 @@ impl Selection {
     }
 
     /// The selected values (nulls dropped), or why they cannot be known.
-    pub fn values(&self, scope: &Scope<'_>) -> Result<Vec<Value>, Missing> {
-        if let Some(group) = self.group()
+    pub fn values(&self, scope: &Scope<'_>) -> Result<Rc<[Value]>, Missing> {
+        if !scope.unknown.is_empty()
+            && let Some(group) = self.group()
             && let Some(reason) = scope.unknown.get(&catalog::normalize_group(group))
         {
             return Err(Missing {
@@ -293,9 +356,7 @@ impl Selection {
             });
         }
         let (Selection::Fact { plan, .. } | Selection::Path { plan, .. }) = self;
-        let mut values = scope.context.select(plan);
-        values.retain(|v| !v.is_null());
-        Ok(values)
+        Ok(scope.context.select_once(self.display(), plan))
     }
 }
 

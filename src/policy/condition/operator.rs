@@ -28,6 +28,18 @@ impl Operator {
     /// satisfies them; negative ones when values exist and none matches.
     /// Returns how the values satisfied it (`is true`, `is absent`).
     pub(super) fn apply(&self, values: &[&Value]) -> Option<String> {
+        self.check(values, true)
+    }
+
+    /// Whether it holds, without saying how.
+    pub(super) fn holds(&self, values: &[&Value]) -> bool {
+        self.check(values, false).is_some()
+    }
+
+    /// The witness text is only built when `explain` (an empty `String`
+    /// does not allocate).
+    fn check(&self, values: &[&Value], explain: bool) -> Option<String> {
+        let is = |v: &Value| if explain { is(v) } else { String::new() };
         let some = |pred: &dyn Fn(&Value) -> bool| values.iter().find(|v| pred(v)).map(|v| is(v));
         let none = |pred: &dyn Fn(&Value) -> bool| {
             if values.is_empty() || values.iter().any(|v| pred(v)) {

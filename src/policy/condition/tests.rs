@@ -31,10 +31,19 @@ fn eval(yaml: &str, context: &Value, unknown: &[(&str, &str)]) -> Verdict {
         .iter()
         .map(|(g, r)| (catalog::normalize_group(g), r.to_string()))
         .collect();
-    condition.eval(&Scope {
-        context: &crate::policy::context::Context::from_json(context),
+    let context = crate::policy::context::Context::from_json(context);
+    let scope = Scope {
+        context: &context,
         unknown: &unknown,
-    })
+    };
+    let verdict = condition.eval(&scope);
+    // The quick pass rules are screened with must agree with the full one.
+    assert_eq!(
+        condition.truth(&scope),
+        verdict.truth,
+        "truth() vs eval() for {yaml}"
+    );
+    verdict
 }
 
 fn ctx() -> Value {

@@ -3,34 +3,34 @@
 //! Logs go to stderr so commands that print results on stdout (`certs`
 //! prints the caBundle, `review` prints responses) stay pipeable.
 //!
-//! Lines are written by a background thread through a buffer: a decision
-//! log line written from the request path cost a `write(2)` per admission
-//! (a seventh of a request under load). The queue blocks rather than drops
-//! when full, so no decision goes unlogged, and the returned guard flushes
-//! it on exit.
+//! Lines are buffered and written by a background thread (see
+//! [`batched`]): a decision log line written from the request path cost a
+//! `write(2)` per admission. No line is dropped, and the returned guard
+//! flushes on exit.
 
-use std::io::{BufWriter, IsTerminal};
+use std::io::{IsTerminal, Stderr};
 
-use tracing_appender::non_blocking::{NonBlockingBuilder, WorkerGuard};
 use tracing_subscriber::EnvFilter;
 
 use crate::cli::LogFormat;
+
+mod batched;
+
+pub use batched::FlushGuard;
 
 /// Default filter when `RUST_LOG` is unset: our own info lines, only
 /// warnings from dependencies (kube, hyper, rustls are chatty at info).
 const DEFAULT_FILTER: &str = "warn,forcegate=info";
 
 /// Install the global subscriber; keep the guard until exit (dropping it
-/// flushes what is queued). Calling it twice is harmless (tests and
-/// embedding programs may have installed their own).
+/// flushes what is buffered). Fails only if the writer thread cannot
+/// start. Calling it twice is harmless (tests and embedding programs may
+/// have installed their own).
 #[must_use = "dropping the guard stops the log writer"]
-pub fn init(format: LogFormat) -> WorkerGuard {
+pub fn init(format: LogFormat) -> std::io::Result<FlushGuard<Stderr>> {
     let filter =
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
-    let (writer, guard) = NonBlockingBuilder::default()
-        .lossy(false)
-        .thread_name("forcegate-log")
-        .finish(BufWriter::new(std::io::stderr()));
+    let (writer, guard) = batched::batched(std::io::stderr())?;
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(writer);
@@ -50,5 +50,5 @@ pub fn init(format: LogFormat) -> WorkerGuard {
     if installed.is_err() {
         tracing::debug!("a tracing subscriber was already installed");
     }
-    guard
+    Ok(guard)
 }
