@@ -296,6 +296,17 @@ def ms(seconds: float | None) -> float | None:
 # ---------------------------------------------------------------- scaling
 
 
+def settle(limit_s: float = 90.0, quiet: float = 0.5) -> None:
+    """Wait (bounded) for the machine to calm down after the servers of the
+    memory phase (a 100k-pod process takes seconds to give its memory back),
+    so microsecond timings do not inherit their noise."""
+    deadline = time.monotonic() + limit_s
+    time.sleep(10)
+    while os.getloadavg()[0] > quiet and time.monotonic() < deadline:
+        time.sleep(5)
+    log(f"settled: load average {load_average()}")
+
+
 def decision_scaling(runs: int = 3) -> dict:
     """Median ns per decision by scenario and pod count: interleaved rounds
     within a run, then the median of `runs` runs (a whole run can still land
@@ -603,6 +614,7 @@ def main() -> None:
         )
         log(f"  {pods} pods: ready after {server.ready_after_s}s, at ready {at_ready}, after load {after}")
 
+    settle()
     results["decide_ns"] = decision_scaling()
     results["load_avg_end"] = load_average()
     (ROOT / "bench" / "results.json").write_text(json.dumps(results, indent=1, default=str) + "\n")

@@ -61,20 +61,21 @@ impl Truth {
         if unknown { Truth::Unknown } else { Truth::True }
     }
 
-    /// Kleene disjunction: true wins, then unknown.
+    /// Kleene disjunction: true wins, then unknown (De Morgan over `all`).
     pub fn any(truths: impl IntoIterator<Item = Truth>) -> Truth {
-        let mut unknown = false;
-        for truth in truths {
-            match truth {
-                Truth::True => return Truth::True,
-                Truth::Unknown => unknown = true,
-                Truth::False => {}
-            }
-        }
-        if unknown {
-            Truth::Unknown
-        } else {
-            Truth::False
+        !Truth::all(truths.into_iter().map(|truth| !truth))
+    }
+}
+
+/// Kleene negation: unknown stays unknown.
+impl std::ops::Not for Truth {
+    type Output = Truth;
+
+    fn not(self) -> Truth {
+        match self {
+            Truth::True => Truth::False,
+            Truth::False => Truth::True,
+            Truth::Unknown => Truth::Unknown,
         }
     }
 }
@@ -264,11 +265,7 @@ impl Condition {
         match &self.kind {
             Kind::All(parts) => Truth::all(parts.iter().map(|c| c.truth(scope))),
             Kind::Any(parts) => Truth::any(parts.iter().map(|c| c.truth(scope))),
-            Kind::Not(inner) => match inner.truth(scope) {
-                Truth::True => Truth::False,
-                Truth::False => Truth::True,
-                Truth::Unknown => Truth::Unknown,
-            },
+            Kind::Not(inner) => !inner.truth(scope),
             Kind::Test {
                 selection,
                 operator,
