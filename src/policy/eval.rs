@@ -2,6 +2,8 @@
 //! merged decision takes the most severe action, explains each denial, and
 //! honours break-glass.
 
+use std::fmt::Write as _;
+
 use super::compile::{Policy, Rule};
 use super::condition::{Missing, Scope, Truth, Verdict};
 use super::message::{self, audit};
@@ -235,33 +237,33 @@ fn break_glass_reason(request: &crate::admission::Request) -> Option<String> {
 /// "forcegate denied <what>:" then, per denying policy, its message, the
 /// fact that triggered it and what to do instead.
 fn denial_message(input: &EvalInput<'_>, denials: &[&Fired], refused_glass: bool) -> String {
+    // `write!` to a `String` cannot fail.
     let intent = input.intent;
     let mut text = format!("forcegate denied {}:", describe_request(intent));
     for f in denials {
         let o = &f.outcome;
-        if o.unknown {
-            text.push_str(&format!("\n- {}: {}", o.policy, o.message));
+        let _ = if o.unknown {
+            write!(text, "\n- {}: {}", o.policy, o.message)
         } else {
-            text.push_str(&format!(
-                "\n- {}: {} (because {})",
-                o.policy, o.message, o.fact
-            ));
-        }
+            write!(text, "\n- {}: {} (because {})", o.policy, o.message, o.fact)
+        };
         if let Some(remedy) = &o.remediation {
-            text.push_str(&format!("\n  Instead: {remedy}"));
+            let _ = write!(text, "\n  Instead: {remedy}");
         }
     }
     let group = &input.settings.break_glass_group;
-    if refused_glass {
-        text.push_str(&format!(
+    let _ = if refused_glass {
+        write!(
+            text,
             "\nThe object carries {BREAK_GLASS_ANNOTATION}, but {} is not in group {group}, so break-glass does not apply.",
             intent.requester.username
-        ));
+        )
     } else {
-        text.push_str(&format!(
+        write!(
+            text,
             "\nEmergency only: annotate the object {BREAK_GLASS_ANNOTATION}=\"<reason>\" and retry as a member of {group}."
-        ));
-    }
+        )
+    };
     text
 }
 

@@ -73,14 +73,14 @@ impl Template {
         Ok(Template { parts })
     }
 
-    /// Render against the evaluation context.
+    /// Render against the evaluation context, into one buffer.
     pub fn render(&self, scope: &Scope<'_>) -> String {
         let mut out = String::new();
         for part in &self.parts {
             match part {
                 Part::Text(text) => out.push_str(text),
                 Part::Hole { selection, default } => {
-                    out.push_str(&render_hole(selection, default.as_deref(), scope))
+                    render_hole(&mut out, selection, default.as_deref(), scope)
                 }
             }
         }
@@ -116,35 +116,42 @@ fn parse_hole(hole: &str) -> Result<Part, String> {
     Ok(Part::Hole { selection, default })
 }
 
-fn render_hole(selection: &Selection, default: Option<&str>, scope: &Scope<'_>) -> String {
+fn render_hole(out: &mut String, selection: &Selection, default: Option<&str>, scope: &Scope<'_>) {
     match selection.values(scope) {
-        Err(_) => UNKNOWN.to_string(),
-        Ok(values) if values.is_empty() => default.unwrap_or(ABSENT).to_string(),
-        Ok(values) => values
-            .iter()
-            .map(render_value)
-            .collect::<Vec<_>>()
-            .join(", "),
+        Err(_) => out.push_str(UNKNOWN),
+        Ok(values) if values.is_empty() => out.push_str(default.unwrap_or(ABSENT)),
+        Ok(values) => push_joined(out, &values),
     }
 }
 
 /// Plain text for a value: strings bare, lists comma-joined, maps `k=v`.
-pub fn render_value(value: &Value) -> String {
+fn push_value(out: &mut String, value: &Value) {
     match value {
-        Value::Null => ABSENT.to_string(),
-        Value::String(s) => s.clone(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => n.to_string(),
-        Value::Array(items) => items
-            .iter()
-            .map(render_value)
-            .collect::<Vec<_>>()
-            .join(", "),
-        Value::Object(map) => map
-            .iter()
-            .map(|(k, v)| format!("{k}={}", render_value(v)))
-            .collect::<Vec<_>>()
-            .join(", "),
+        Value::Null => out.push_str(ABSENT),
+        Value::String(s) => out.push_str(s),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => out.push_str(&n.to_string()),
+        Value::Array(items) => push_joined(out, items),
+        Value::Object(map) => {
+            for (i, (key, value)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(key);
+                out.push('=');
+                push_value(out, value);
+            }
+        }
+    }
+}
+
+/// `values` rendered and joined with ", ".
+fn push_joined(out: &mut String, values: &[Value]) {
+    for (i, value) in values.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        push_value(out, value);
     }
 }
 
