@@ -4,9 +4,9 @@
 //! prints the caBundle, `review` prints responses) stay pipeable.
 //!
 //! Lines are buffered and written by a background thread (see
-//! [`batched`]): a decision log line written from the request path cost a
-//! `write(2)` per admission. No line is dropped, and the returned guard
-//! flushes on exit.
+//! [`batched`]): written from the request path, a decision log line cost a
+//! `write(2)` per admission; behind a queue, a thread wake-up per admission.
+//! No line is dropped, and the returned guard flushes on exit.
 
 use std::io::{IsTerminal, Stderr};
 

@@ -271,14 +271,8 @@ impl Condition {
                 operator,
             } => match selection.values(scope) {
                 Err(_) => Truth::Unknown,
-                Ok(values) => {
-                    let values: Vec<&Value> = values.iter().collect();
-                    if operator.holds(&values) {
-                        Truth::True
-                    } else {
-                        Truth::False
-                    }
-                }
+                Ok(values) if operator.holds(&values) => Truth::True,
+                Ok(_) => Truth::False,
             },
         }
     }
@@ -362,7 +356,6 @@ fn test(selection: &Selection, operator: &Operator, scope: &Scope<'_>) -> Verdic
         Ok(values) => values,
         Err(missing) => return Verdict::unknown(vec![missing]),
     };
-    let values: Vec<&Value> = values.iter().collect();
     match operator.apply(&values) {
         Some(witness) => Verdict::yes(vec![format!("{} {witness}", selection.display())]),
         None => Verdict::no(),

@@ -27,25 +27,25 @@ impl Operator {
     /// Apply to the selected values. Positive operators hold when some value
     /// satisfies them; negative ones when values exist and none matches.
     /// Returns how the values satisfied it (`is true`, `is absent`).
-    pub(super) fn apply(&self, values: &[&Value]) -> Option<String> {
+    pub(super) fn apply(&self, values: &[Value]) -> Option<String> {
         self.check(values, true)
     }
 
     /// Whether it holds, without saying how.
-    pub(super) fn holds(&self, values: &[&Value]) -> bool {
+    pub(super) fn holds(&self, values: &[Value]) -> bool {
         self.check(values, false).is_some()
     }
 
     /// The witness text is only built when `explain` (an empty `String`
     /// does not allocate).
-    fn check(&self, values: &[&Value], explain: bool) -> Option<String> {
+    fn check(&self, values: &[Value], explain: bool) -> Option<String> {
         let is = |v: &Value| if explain { is(v) } else { String::new() };
-        let some = |pred: &dyn Fn(&Value) -> bool| values.iter().find(|v| pred(v)).map(|v| is(v));
+        let some = |pred: &dyn Fn(&Value) -> bool| values.iter().find(|v| pred(v)).map(&is);
         let none = |pred: &dyn Fn(&Value) -> bool| {
-            if values.is_empty() || values.iter().any(|v| pred(v)) {
+            if values.is_empty() || values.iter().any(pred) {
                 None
             } else {
-                Some(values.iter().map(|v| is(v)).collect::<Vec<_>>().join(", "))
+                Some(values.iter().map(&is).collect::<Vec<_>>().join(", "))
             }
         };
         match self {
@@ -53,7 +53,7 @@ impl Operator {
             Operator::NotEquals(want) => none(&|v| json_eq(v, want)),
             Operator::In(set) => some(&|v| set.iter().any(|w| json_eq(v, w))),
             Operator::NotIn(set) => none(&|v| set.iter().any(|w| json_eq(v, w))),
-            Operator::Exists(true) => values.first().map(|v| is(v)),
+            Operator::Exists(true) => values.first().map(is),
             Operator::Exists(false) => values.is_empty().then(|| "is absent".to_string()),
             Operator::Matches(re) => some(&|v| regex_matches(re, v)),
             Operator::NotMatches(re) => none(&|v| regex_matches(re, v)),
