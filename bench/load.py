@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Load run: forcegate serve against a bare baseline, same stack, same load.
 
-    python3 bench/load.py            # full run, ~12 minutes plus builds
+    python3 bench/load.py            # full run, ~13 minutes plus builds
     python3 bench/load.py --quick    # 5 s phases, for trying the script
 
 What it does, in order (see docs/performance.md):
@@ -17,13 +17,18 @@ What it does, in order (see docs/performance.md):
   5. drives both with oha over HTTP/1.1 keep-alive TLS: closed loop at peak
      (alternating forcegate/baseline, `--rounds` times), then open loop at
      the same fixed rates for both (10/25/50/75% of forcegate's peak, so
-     none overloads it; 50% is the p99 target's point);
-  6. reads RSS (VmRSS/VmHWM from /proc) of serve idle after the load, then
+     none overloads it; 50% is the p99 target's point), recording each
+     server's CPU time per request;
+  6. calibrates: the baseline again with `--work-us W` (W µs of CPU burnt
+     per request, W = 5 … 80), its peak and its p99 at forcegate's
+     half-peak rate, so the targets read as a budget in µs per request;
+  7. reads RSS (VmRSS/VmHWM from /proc) of serve idle after the load, then
      for each snapshot size: at ready and idle after a short load;
-  7. runs examples/decision_scaling (decision time vs cluster size, sizes
+  8. runs examples/decision_scaling (decision time vs cluster size, sizes
      timed in interleaved rounds so machine noise hits all alike);
-  8. writes docs/img/latency-vs-load.png, docs/img/scaling.png,
-     bench/results.json, and the results section of docs/performance.md.
+  9. writes docs/img/latency-vs-load.png, docs/img/calibration.png,
+     docs/img/scaling.png, bench/results.json, and the results section of
+     docs/performance.md.
 
 Traffic goes to 127.0.0.1 only; every phase is bounded in time.
 """
@@ -131,6 +136,12 @@ def load_average() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time a process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def memory(pid: int) -> dict:
     """VmRSS and VmHWM of a process, in MiB."""
     out = {}
@@ -208,14 +219,17 @@ def start_forcegate(work: Path, snapshot: Path, certs: Path, tag: str) -> Server
     return Server(f"forcegate-{tag}", cmd, port, work / f"forcegate-{tag}.log")
 
 
-def start_baseline(work: Path, certs: Path) -> Server:
+def start_baseline(work: Path, certs: Path, work_us: int = 0) -> Server:
+    """The bare baseline; with `work_us`, one that also burns that much CPU
+    per request (the calibration servers)."""
     port = free_port()
+    name = f"baseline+{work_us}us" if work_us else "baseline"
     cmd = [
         str(RELEASE / "examples" / "baseline"),
         "--listen", f"127.0.0.1:{port}", "--metrics-listen", "",
-        "--tls-dir", str(certs), "--log-format", "json",
+        "--tls-dir", str(certs), "--log-format", "json", "--work-us", str(work_us),
     ]
-    return Server("baseline", cmd, port, work / "baseline.log")
+    return Server(name, cmd, port, work / f"{name}.log")
 
 
 def post(server: Server, ca: Path, body: bytes) -> dict:
@@ -258,7 +272,9 @@ def oha(oha_bin: str, server: Server, ca: Path, bodies: Path, seconds: float, ra
         cmd += ["-q", f"{rate:.0f}", "--latency-correction"]
     cmd.append(server.url + "/validate")
     load_before = load_average()
+    cpu_before = cpu_seconds(server.proc.pid)
     done = subprocess.run(cmd, check=True, capture_output=True, timeout=seconds + 60)
+    cpu_used = cpu_seconds(server.proc.pid) - cpu_before
     report = json.loads(done.stdout)
     summary = report["summary"]
     pct = report["latencyPercentiles"]
@@ -278,10 +294,13 @@ def oha(oha_bin: str, server: Server, ca: Path, bodies: Path, seconds: float, ra
         "errors": errors,
         "load_avg_1m": load_before[0],
     }
+    served = summary["requestsPerSec"] * seconds
+    result["cpu_us_per_request"] = round(cpu_used / served * 1e6, 1) if served else None
     mode = f"open loop {rate:.0f}/s" if rate else "closed loop (peak)"
     log(
         f"  {server.name:<16} {mode:<22} {result['rps']:>8.0f} req/s  p50 {result['p50_ms']} ms"
-        f"  p99 {result['p99_ms']} ms  p99.9 {result['p99_9_ms']} ms  non-200 {result['non_ok']}"
+        f"  p99 {result['p99_ms']} ms  p99.9 {result['p99_9_ms']} ms  cpu {result['cpu_us_per_request']} µs/req"
+        f"  non-200 {result['non_ok']}"
         f"  (load avg {load_before[0]})"
     )
     if result["non_ok"]:
@@ -291,6 +310,59 @@ def oha(oha_bin: str, server: Server, ca: Path, bodies: Path, seconds: float, ra
 
 def ms(seconds: float | None) -> float | None:
     return None if seconds is None else round(seconds * 1000, 3)
+
+
+# ---------------------------------------------------------------- calibration
+
+# CPU microseconds per request the calibration baselines add.
+CALIBRATION_US = [5, 10, 20, 40, 80]
+
+
+def calibrate(oha_bin: str, work: Path, certs: Path, ca: Path, bodies: Path, seconds: float, results: dict) -> dict:
+    """What a fixed amount of extra CPU per request costs on this machine.
+
+    The baseline again, burning `w` µs per request after decoding: its peak
+    as a share of the bare baseline's, and its p99 at the rate that is half
+    of forcegate's peak. Read against forcegate's own numbers this says how
+    much per-request work the targets leave room for here, and how much
+    forcegate's decision, log line and metrics weigh in those terms."""
+    half_rate = results["half_peak_forcegate"]["offered_rps"]
+    peak_b = results["peak"]["baseline"]
+    points = []
+    for work_us in CALIBRATION_US:
+        server = start_baseline(work, certs, work_us)
+        try:
+            server.wait_ready(ca)
+            oha(oha_bin, server, ca, bodies, min(3.0, seconds))
+            peak = oha(oha_bin, server, ca, bodies, seconds)
+            half = oha(oha_bin, server, ca, bodies, seconds, half_rate)
+        finally:
+            server.stop()
+        points.append(
+            {
+                "work_us": work_us,
+                "rps": peak["rps"],
+                "ratio": round(peak["rps"] / peak_b, 3),
+                "cpu_us_per_request": peak["cpu_us_per_request"],
+                "p99_ms_at_half": half["p99_ms"],
+            }
+        )
+    curve = [(0.0, 1.0)] + [(p["work_us"], p["ratio"]) for p in points]
+    return {
+        "half_rate": half_rate,
+        "points": points,
+        "budget_us_at_80": crossing(curve, 0.8),
+        "forcegate_equivalent_us": crossing(curve, results["peak"]["ratio"]),
+    }
+
+
+def crossing(curve: list[tuple[float, float]], ratio: float) -> float | None:
+    """Work (µs) at which the falling throughput curve reaches `ratio`,
+    interpolated linearly; None when the curve never gets that low."""
+    for (w0, r0), (w1, r1) in zip(curve, curve[1:]):
+        if r0 >= ratio >= r1 and r0 != r1:
+            return round(w0 + (r0 - ratio) * (w1 - w0) / (r0 - r1), 1)
+    return None
 
 
 # ---------------------------------------------------------------- scaling
@@ -307,7 +379,7 @@ def settle(limit_s: float = 90.0, quiet: float = 0.5) -> None:
     log(f"settled: load average {load_average()}")
 
 
-def decision_scaling(runs: int = 3) -> dict:
+def decision_scaling(runs: int = 5) -> dict:
     """Median ns per decision by scenario and pod count: interleaved rounds
     within a run, then the median of `runs` runs (a whole run can still land
     on a disturbed minute of a shared machine)."""
@@ -357,6 +429,8 @@ def plot(results: dict, img: Path) -> None:
     fig.savefig(img / "latency-vs-load.png", dpi=110)
     plt.close(fig)
 
+    plot_calibration(results, img)
+
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.2))
     sizes = results["sizes"]
     pods = [s["pods"] for s in sizes]
@@ -383,6 +457,46 @@ def plot(results: dict, img: Path) -> None:
     right.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(img / "scaling.png", dpi=110)
+    plt.close(fig)
+
+
+def plot_calibration(results: dict, img: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    cal = results["calibration"]
+    points = cal["points"]
+    xs = [0] + [p["work_us"] for p in points]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.2))
+    left.plot(xs, [100] + [p["ratio"] * 100 for p in points], "s--", label="baseline + fixed CPU work")
+    left.axhline(results["peak"]["ratio"] * 100, color="C1", label="forcegate (same run)")
+    left.axhline(80, color="grey", linestyle=":", label="target 80%")
+    left.set_xlabel("CPU work added per request (µs)")
+    left.set_ylabel("peak throughput, % of bare baseline")
+    left.set_title("What per-request work costs here (closed loop)")
+    left.set_ylim(0, 105)
+    left.grid(True, alpha=0.3)
+    left.legend(fontsize=8)
+    half = results["half_peak_forcegate"]
+    base_half = next(
+        (r for r in results["open_loop"] if r["server"] == "baseline" and r.get("fraction_of_forcegate_peak") == 0.5),
+        None,
+    )
+    right.plot(
+        xs,
+        [base_half["p99_ms"] if base_half else None] + [p["p99_ms_at_half"] for p in points],
+        "s--",
+        label="baseline + fixed CPU work",
+    )
+    right.axhline(half["p99_ms"], color="C1", label="forcegate (same run)")
+    right.axhline(2.0, color="grey", linestyle=":", label="target 2 ms")
+    right.set_xlabel("CPU work added per request (µs)")
+    right.set_ylabel("p99 ms")
+    right.set_title(f"p99 at {cal['half_rate']:.0f} req/s (half of forcegate's peak)")
+    right.set_ylim(bottom=0)
+    right.grid(True, alpha=0.3)
+    right.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(img / "calibration.png", dpi=110)
     plt.close(fig)
 
 
@@ -433,20 +547,20 @@ def markdown(results: dict) -> str:
         f"(the machine is shared), {results['phase_seconds']} s per phase, "
         f"{CONNECTIONS} connections, {results['rounds']} alternating peak rounds.",
         "",
-        "| run | req/s | p50 ms | p99 ms | p99.9 ms | load avg (1m) |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| run | req/s | p50 ms | p99 ms | p99.9 ms | CPU µs/req | load avg (1m) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results["peak_rounds"]:
         lines.append(
             f"| {r['server']} peak (closed loop) | {r['rps']:.0f} | {r['p50_ms']} | {r['p99_ms']} "
-            f"| {r['p99_9_ms']} | {r['load_avg_1m']} |"
+            f"| {r['p99_9_ms']} | {r.get('cpu_us_per_request')} | {r['load_avg_1m']} |"
         )
     for r in results["open_loop"]:
         share = r.get("fraction_of_forcegate_peak")
         share = f", {share:.0%} of forcegate peak" if share is not None else ""
         lines.append(
             f"| {r['server']} at {r['offered_rps']:.0f}/s (open loop{share}) | {r['rps']:.0f} | {r['p50_ms']} "
-            f"| {r['p99_ms']} | {r['p99_9_ms']} | {r['load_avg_1m']} |"
+            f"| {r['p99_ms']} | {r['p99_9_ms']} | {r.get('cpu_us_per_request')} | {r['load_avg_1m']} |"
         )
     p = results["peak"]
     lines += [
@@ -454,13 +568,15 @@ def markdown(results: dict) -> str:
         f"Peak (median of rounds): forcegate {p['forcegate']:.0f} req/s, baseline "
         f"{p['baseline']:.0f} req/s, **ratio {p['ratio']:.0%}**.",
         "",
-        "| snapshot pods | ready after s | VmRSS at ready MiB | VmRSS idle after load MiB | VmHWM MiB |",
-        "|---:|---:|---:|---:|---:|",
     ]
-    for s in results["sizes"]:
-        lines.append(
-            f"| {s['pods']} | {s['ready_after_s']} | {s['rss_ready_mib']} | {s['rss_after_load_mib']} | {s['hwm_mib']} |"
-        )
+    lines += calibration_markdown(results)
+    lines += table(
+        ["snapshot pods", "ready after s", "VmRSS at ready MiB", "VmRSS idle after load MiB", "VmHWM MiB"],
+        [
+            [s["pods"], s["ready_after_s"], s["rss_ready_mib"], s["rss_after_load_mib"], s["hwm_mib"]]
+            for s in results["sizes"]
+        ],
+    )
     b = results["baseline_rss"]
     lines += ["", f"Baseline RSS idle after load: {b.get('VmRSS')} MiB (peak {b.get('VmHWM')} MiB).", ""]
     decide = results["decide_ns"]
@@ -481,6 +597,41 @@ def markdown(results: dict) -> str:
     for target, measured, how, met in verdicts(results):
         lines.append(f"| {target} | {measured} | {how} | {'met' if met else '**missed**'} |")
     return "\n".join(lines) + "\n"
+
+
+def table(headers: list[str], rows: list[list]) -> list[str]:
+    """A markdown table with right-aligned (numeric) columns."""
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---:|" * len(headers)]
+    return lines + ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+
+
+def calibration_markdown(results: dict) -> list[str]:
+    cal = results.get("calibration")
+    if not cal:
+        return []
+    lines = [
+        f"Calibration (same run): the baseline burning a fixed CPU time per request; p99 at "
+        f"{cal['half_rate']:.0f} req/s, half of forcegate's peak.",
+        "",
+    ]
+    lines += table(
+        ["added CPU per request", "peak req/s", "% of bare baseline", "CPU µs/req", "p99 ms at half of forcegate's peak"],
+        [
+            [f"{p['work_us']} µs", f"{p['rps']:.0f}", f"{p['ratio']:.0%}", p["cpu_us_per_request"], p["p99_ms_at_half"]]
+            for p in cal["points"]
+        ],
+    )
+    budget = cal["budget_us_at_80"]
+    equivalent = cal["forcegate_equivalent_us"]
+    last = CALIBRATION_US[-1]
+    lines += [
+        "",
+        f"80% of the baseline leaves room for **{budget if budget is not None else '?'} µs** of work per "
+        f"request on this machine; forcegate's throughput equals a baseline that burns "
+        f"**{equivalent if equivalent is not None else f'more than {last}'} µs** per request.",
+        "",
+    ]
+    return lines
 
 
 def update_doc(text: str) -> None:
@@ -577,6 +728,9 @@ def main() -> None:
                 results["open_loop"].append(result)
                 if server is forcegate and fraction == 0.5:
                     results["half_peak_forcegate"] = result
+
+        log("calibration: baselines that burn a fixed CPU time per request")
+        results["calibration"] = calibrate(oha_bin, work, certs, ca, bodies, seconds, results)
 
         time.sleep(5)
         results["main_rss"] = memory(forcegate.proc.pid)

@@ -18,7 +18,7 @@
 
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use arc_swap::ArcSwap;
@@ -54,6 +54,11 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 struct Cli {
     #[command(flatten)]
     serve: ServeArgs,
+    /// Burn this many microseconds of CPU per admission after decoding:
+    /// calibrates what a given per-request cost does to throughput and
+    /// latency on the load run's machine (0: a bare baseline).
+    #[arg(long, default_value_t = 0)]
+    work_us: u64,
 }
 
 /// What the handler needs: the limits `serve` applies in its handler.
@@ -62,6 +67,45 @@ struct Limits {
     body_limit: usize,
     request_timeout: Duration,
     permits: Arc<Semaphore>,
+    work: Work,
+}
+
+/// A fixed amount of CPU work per request, in loop iterations calibrated
+/// once at start (iterations, not wall time: a preempted request must not
+/// get its work for free).
+#[derive(Clone, Copy)]
+struct Work {
+    iterations: u64,
+}
+
+impl Work {
+    fn calibrate(micros: u64) -> Work {
+        if micros == 0 {
+            return Work { iterations: 0 };
+        }
+        // Best of a few 20 ms samples: the least disturbed one.
+        let sample = 1u64 << 20;
+        let best = (0..5)
+            .map(|_| {
+                let started = Instant::now();
+                Work { iterations: sample }.run();
+                started.elapsed()
+            })
+            .min()
+            .unwrap_or(Duration::from_millis(1));
+        let per_micro = sample as f64 / (best.as_secs_f64() * 1e6);
+        Work {
+            iterations: (per_micro * micros as f64).round() as u64,
+        }
+    }
+
+    fn run(self) {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..self.iterations {
+            state = std::hint::black_box(state.rotate_left(5) ^ 0x2545_f491_4f6c_dd1d);
+        }
+        std::hint::black_box(state);
+    }
 }
 
 fn main() -> ExitCode {
@@ -74,6 +118,7 @@ fn main() -> ExitCode {
         }
     };
     let _ = rustls::crypto::ring::default_provider().install_default();
+    let work = Work::calibrate(cli.work_us);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -84,7 +129,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(cli.serve)) {
+    match runtime.block_on(run(cli.serve, work)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("baseline: {err:#}");
@@ -93,7 +138,7 @@ fn main() -> ExitCode {
     }
 }
 
-async fn run(args: ServeArgs) -> anyhow::Result<()> {
+async fn run(args: ServeArgs, work: Work) -> anyhow::Result<()> {
     let config = server::Config::from_args(&args)?;
     forcegate::certs::ensure_dev_certs(&args.tls_dir, "forcegate", "forcegate")
         .with_context(|| format!("certificates in {}", args.tls_dir.display()))?;
@@ -101,6 +146,7 @@ async fn run(args: ServeArgs) -> anyhow::Result<()> {
         body_limit: config.body_limit,
         request_timeout: config.request_timeout,
         permits: Arc::new(Semaphore::new(config.max_concurrency.max(1))),
+        work,
     };
     let router = Router::new()
         .route("/validate", post(allow))
@@ -122,7 +168,7 @@ async fn run(args: ServeArgs) -> anyhow::Result<()> {
         .with_shutdown(shutdown.clone())
         .bind()
         .await?;
-    tracing::info!(listen = %running.local_addr(), "baseline serving");
+    tracing::info!(listen = %running.local_addr(), work_iterations = work.iterations, "baseline serving");
     tokio::spawn(async move {
         if server::shutdown::signal().await.is_ok() {
             shutdown.trigger();
@@ -177,6 +223,7 @@ async fn answer(limits: &Limits, headers: &HeaderMap, body: Body) -> Result<Vec<
         bytes.extend_from_slice(&chunk);
     }
     let request = admission::decode(&bytes)?;
+    limits.work.run();
     let response = admission::respond(&request, &Decision::allow(), None);
     Ok(admission::encode(&response))
 }

@@ -77,9 +77,12 @@ pub fn is_well_known(finalizer: &str) -> bool {
     let Some((domain, _)) = finalizer.split_once('/') else {
         return false;
     };
-    ["kubernetes.io", "k8s.io"]
-        .iter()
-        .any(|reserved| domain == *reserved || domain.ends_with(&format!(".{reserved}")))
+    // The domain itself or a subdomain of it.
+    ["kubernetes.io", "k8s.io"].iter().any(|reserved| {
+        domain
+            .strip_suffix(reserved)
+            .is_some_and(|rest| rest.is_empty() || rest.ends_with('.'))
+    })
 }
 
 pub(super) fn describe(removed: &[String]) -> Vec<FinalizerFacts> {
@@ -129,6 +132,7 @@ mod tests {
     #[test]
     fn reserved_domains_are_well_known_even_without_an_owner() {
         assert!(is_well_known("node.kubernetes.io/something-new"));
+        assert!(is_well_known("k8s.io/x"));
         assert!(is_well_known("foregroundDeletion"));
         assert!(!is_well_known("example.com/s3-bucket"));
         assert!(!is_well_known("notkubernetes.io/x"));

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::compile::{Policy, Rule};
-use super::condition::{Missing, Scope, Truth, Verdict};
+use super::condition::{Condition, Missing, Scope, Truth, Verdict};
 use super::message::{self, audit};
 use super::{EvalInput, context};
 use crate::decision::{Action, Decision, PolicyOutcome};
@@ -41,10 +41,10 @@ pub(crate) fn evaluate(policies: &[Policy], input: &EvalInput<'_>) -> Decision {
             if truth == Truth::False {
                 continue;
             }
-            let conditions = Verdict::and(rule.conditions.iter().map(|c| c.eval(&scope)));
+            let conditions = Condition::eval_all(&rule.conditions, &scope);
             // Selectors decide applicability; only conditions explain a decision.
             let applies = Verdict {
-                because: Vec::new(),
+                because: String::new(),
                 ..applies.clone()
             };
             let verdict = Verdict::and([applies, conditions]);
@@ -67,7 +67,7 @@ fn fire(policy: &Policy, rule: &Rule, verdict: Verdict, scope: &Scope<'_>) -> Op
                 fact: if verdict.because.is_empty() {
                     "always (no conditions)".into()
                 } else {
-                    verdict.because.join(" and ")
+                    verdict.because
                 },
                 message: rule.message.render(scope),
                 remediation: remediation(scope),

@@ -116,14 +116,15 @@ impl Missing {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Verdict {
     pub truth: Truth,
-    /// For `True`: the facts that made it hold, e.g. `facts.node.ready is true`.
-    pub because: Vec<String>,
+    /// For `True`: the facts that made it hold, joined by " and ", e.g.
+    /// `facts.node.ready is true and facts.node.fenced is false`.
+    pub because: String,
     /// For `Unknown`: what could not be known and why.
     pub missing: Vec<Missing>,
 }
 
 impl Verdict {
-    pub fn yes(because: Vec<String>) -> Self {
+    pub fn yes(because: String) -> Self {
         Self {
             truth: Truth::True,
             because,
@@ -134,7 +135,7 @@ impl Verdict {
     pub fn no() -> Self {
         Self {
             truth: Truth::False,
-            because: Vec::new(),
+            because: String::new(),
             missing: Vec::new(),
         }
     }
@@ -142,19 +143,19 @@ impl Verdict {
     pub fn unknown(missing: Vec<Missing>) -> Self {
         Self {
             truth: Truth::Unknown,
-            because: Vec::new(),
+            because: String::new(),
             missing,
         }
     }
 
     /// Kleene conjunction, keeping the reasons.
     pub fn and(verdicts: impl IntoIterator<Item = Verdict>) -> Verdict {
-        let mut because = Vec::new();
+        let mut because = String::new();
         let mut missing = Vec::new();
         for verdict in verdicts {
             match verdict.truth {
                 Truth::False => return Verdict::no(),
-                Truth::True => because.extend(verdict.because),
+                Truth::True => push_part(&mut because, &verdict.because),
                 Truth::Unknown => missing.extend(verdict.missing),
             }
         }
@@ -182,6 +183,21 @@ impl Verdict {
             dedup(&mut missing);
             Verdict::unknown(missing)
         }
+    }
+}
+
+/// Append one part of an explanation, " and " after the parts before it.
+fn push_part(because: &mut String, part: &str) {
+    if part.is_empty() {
+        return;
+    }
+    start_part(because);
+    because.push_str(part);
+}
+
+fn start_part(because: &mut String) {
+    if !because.is_empty() {
+        because.push_str(" and ");
     }
 }
 
@@ -236,26 +252,88 @@ pub enum Selection {
 impl Condition {
     /// Evaluate under three-valued logic.
     pub fn eval(&self, scope: &Scope<'_>) -> Verdict {
-        let verdict = match &self.kind {
-            Kind::All(parts) => Verdict::and(parts.iter().map(|c| c.eval(scope))),
-            Kind::Any(parts) => Verdict::or(parts.iter().map(|c| c.eval(scope))),
+        Condition::eval_all(std::slice::from_ref(self), scope)
+    }
+
+    /// Evaluate `conditions` as one `all`, their explanations written into
+    /// one buffer rather than a `String` per test joined at the end.
+    pub fn eval_all(conditions: &[Condition], scope: &Scope<'_>) -> Verdict {
+        let mut because = String::new();
+        let mut missing = Vec::new();
+        let truth = Truth::all(
+            conditions
+                .iter()
+                .map(|c| c.explain(scope, &mut because, &mut missing)),
+        );
+        match truth {
+            Truth::True => Verdict::yes(because),
+            Truth::False => Verdict::no(),
+            Truth::Unknown => {
+                dedup(&mut missing);
+                Verdict::unknown(missing)
+            }
+        }
+    }
+
+    /// The truth, appending what made it true to `because` (parts joined
+    /// by " and ") and what could not be read to `missing`. Each buffer is
+    /// left as found unless the outcome uses it: `because` only when true,
+    /// `missing` only when unknown.
+    fn explain(
+        &self,
+        scope: &Scope<'_>,
+        because: &mut String,
+        missing: &mut Vec<Missing>,
+    ) -> Truth {
+        let (mark, missing_mark) = (because.len(), missing.len());
+        let truth = match &self.kind {
+            Kind::All(parts) => {
+                Truth::all(parts.iter().map(|c| c.explain(scope, because, missing)))
+            }
+            Kind::Any(parts) => {
+                !Truth::all(parts.iter().map(|c| !c.explain(scope, because, missing)))
+            }
             Kind::Not(inner) => {
-                let verdict = inner.eval(scope);
-                match verdict.truth {
-                    Truth::True => Verdict::no(),
-                    Truth::False => Verdict::yes(vec![format!("not ({})", inner.describe())]),
-                    Truth::Unknown => verdict,
+                let truth = !inner.explain(scope, because, missing);
+                if truth == Truth::True {
+                    start_part(because);
+                    because.push_str("not (");
+                    because.push_str(&inner.describe());
+                    because.push(')');
                 }
+                truth
             }
             Kind::Test {
                 selection,
                 operator,
-            } => test(selection, operator, scope),
+            } => match selection.values(scope) {
+                Err(why) => {
+                    missing.push(why);
+                    Truth::Unknown
+                }
+                Ok(values) => {
+                    start_part(because);
+                    because.push_str(selection.display());
+                    because.push(' ');
+                    if operator.explain(&values, because) {
+                        Truth::True
+                    } else {
+                        Truth::False
+                    }
+                }
+            },
         };
-        match (&self.description, verdict.truth) {
-            (Some(text), Truth::True) => Verdict::yes(vec![text.clone()]),
-            _ => verdict,
+        if truth != Truth::True {
+            because.truncate(mark);
         }
+        if truth != Truth::Unknown {
+            missing.truncate(missing_mark);
+        }
+        if let (Some(text), Truth::True) = (&self.description, truth) {
+            because.truncate(mark);
+            push_part(because, text);
+        }
+        truth
     }
 
     /// Just the truth: what [`eval`](Self::eval) would decide, without
@@ -348,16 +426,5 @@ impl Selection {
         }
         let (Selection::Fact { plan, .. } | Selection::Path { plan, .. }) = self;
         Ok(scope.context.select_once(self.display(), plan))
-    }
-}
-
-fn test(selection: &Selection, operator: &Operator, scope: &Scope<'_>) -> Verdict {
-    let values = match selection.values(scope) {
-        Ok(values) => values,
-        Err(missing) => return Verdict::unknown(vec![missing]),
-    };
-    match operator.apply(&values) {
-        Some(witness) => Verdict::yes(vec![format!("{} {witness}", selection.display())]),
-        None => Verdict::no(),
     }
 }

@@ -1,6 +1,8 @@
 //! Operators: how a selection's values are tested, and which operators can
 //! ever hold for a fact's type (so `lint` rejects `equals: "true"` on a boolean).
 
+use std::fmt::Write as _;
+
 use regex::Regex;
 use serde_json::Value;
 
@@ -24,28 +26,42 @@ pub(super) enum Operator {
 }
 
 impl Operator {
-    /// Apply to the selected values. Positive operators hold when some value
-    /// satisfies them; negative ones when values exist and none matches.
-    /// Returns how the values satisfied it (`is true`, `is absent`).
-    pub(super) fn apply(&self, values: &[Value]) -> Option<String> {
-        self.check(values, true)
+    /// Whether it holds for the selected values, appending how to `witness`
+    /// (`is true`, `is absent`) when it does.
+    pub(super) fn explain(&self, values: &[Value], witness: &mut String) -> bool {
+        match self.check(values) {
+            Held::No => return false,
+            Held::By(value) => push_is(witness, value),
+            Held::ByEvery => {
+                for (i, value) in values.iter().enumerate() {
+                    if i > 0 {
+                        witness.push_str(", ");
+                    }
+                    push_is(witness, value);
+                }
+            }
+            Held::ByAbsence => witness.push_str("is absent"),
+        }
+        true
     }
 
     /// Whether it holds, without saying how.
     pub(super) fn holds(&self, values: &[Value]) -> bool {
-        self.check(values, false).is_some()
+        !matches!(self.check(values), Held::No)
     }
 
-    /// The witness text is only built when `explain` (an empty `String`
-    /// does not allocate).
-    fn check(&self, values: &[Value], explain: bool) -> Option<String> {
-        let is = |v: &Value| if explain { is(v) } else { String::new() };
-        let some = |pred: &dyn Fn(&Value) -> bool| values.iter().find(|v| pred(v)).map(&is);
+    /// Positive operators hold when some value satisfies them; negative
+    /// ones when values exist and none matches.
+    fn check<'v>(&self, values: &'v [Value]) -> Held<'v> {
+        let some = |pred: &dyn Fn(&Value) -> bool| match values.iter().find(|v| pred(v)) {
+            Some(value) => Held::By(value),
+            None => Held::No,
+        };
         let none = |pred: &dyn Fn(&Value) -> bool| {
             if values.is_empty() || values.iter().any(pred) {
-                None
+                Held::No
             } else {
-                Some(values.iter().map(&is).collect::<Vec<_>>().join(", "))
+                Held::ByEvery
             }
         };
         match self {
@@ -53,8 +69,9 @@ impl Operator {
             Operator::NotEquals(want) => none(&|v| json_eq(v, want)),
             Operator::In(set) => some(&|v| set.iter().any(|w| json_eq(v, w))),
             Operator::NotIn(set) => none(&|v| set.iter().any(|w| json_eq(v, w))),
-            Operator::Exists(true) => values.first().map(is),
-            Operator::Exists(false) => values.is_empty().then(|| "is absent".to_string()),
+            Operator::Exists(true) => some(&|_| true),
+            Operator::Exists(false) if values.is_empty() => Held::ByAbsence,
+            Operator::Exists(false) => Held::No,
             Operator::Matches(re) => some(&|v| regex_matches(re, v)),
             Operator::NotMatches(re) => none(&|v| regex_matches(re, v)),
             Operator::GreaterThan(n) => some(&|v| number(v).is_some_and(|x| x > *n)),
@@ -90,20 +107,53 @@ impl Operator {
     }
 }
 
-fn is(value: &Value) -> String {
-    format!("is {}", compact(value))
+/// Which values made an operator hold.
+enum Held<'v> {
+    No,
+    /// This one (positive operators, `exists`).
+    By(&'v Value),
+    /// Every selected value, none matching (negative operators).
+    ByEvery,
+    /// There were none (`exists: false`).
+    ByAbsence,
+}
+
+fn push_is(out: &mut String, value: &Value) {
+    out.push_str("is ");
+    push_compact(out, value);
 }
 
 /// Short JSON for explanations; long values are summarized.
 pub(super) fn compact(value: &Value) -> String {
-    let text = value.to_string();
-    if text.chars().count() <= 80 {
-        text
-    } else {
-        match value {
-            Value::Array(items) => format!("a list of {}", items.len()),
-            Value::Object(map) => format!("an object with {} keys", map.len()),
-            _ => format!("{}…", text.chars().take(77).collect::<String>()),
+    let mut text = String::new();
+    push_compact(&mut text, value);
+    text
+}
+
+/// [`compact`], appended to `out`.
+fn push_compact(out: &mut String, value: &Value) {
+    let start = out.len();
+    // Writing to a String cannot fail.
+    let _ = write!(out, "{value}");
+    if out[start..].chars().count() <= 80 {
+        return;
+    }
+    match value {
+        Value::Array(items) => {
+            out.truncate(start);
+            let _ = write!(out, "a list of {}", items.len());
+        }
+        Value::Object(map) => {
+            out.truncate(start);
+            let _ = write!(out, "an object with {} keys", map.len());
+        }
+        _ => {
+            let cut = out[start..]
+                .char_indices()
+                .nth(77)
+                .map_or(out.len(), |(i, _)| start + i);
+            out.truncate(cut);
+            out.push('…');
         }
     }
 }

@@ -63,7 +63,7 @@ fn ctx() -> Value {
 fn fact_equals_and_witness() {
     let v = eval("fact: node.ready\nequals: true\n", &ctx(), &[]);
     assert_eq!(v.truth, Truth::True);
-    assert_eq!(v.because, vec!["facts.node.ready is true"]);
+    assert_eq!(v.because, "facts.node.ready is true");
     let v = eval("fact: node.fenced\nequals: true\n", &ctx(), &[]);
     assert_eq!(v.truth, Truth::False);
 }
@@ -98,7 +98,7 @@ fn jsonpath_selection_with_brackets() {
         &[],
     );
     assert_eq!(v.truth, Truth::True);
-    assert_eq!(v.because, vec!["$.facts.pod.labels['role'] is \"leader\""]);
+    assert_eq!(v.because, "$.facts.pod.labels['role'] is \"leader\"");
     let v = eval(
         "path: $.intent.removedFinalizers[*]\nmatches: ^kubernetes\\.io/\n",
         &c,
@@ -193,13 +193,60 @@ fn three_valued_logic() {
 }
 
 #[test]
+fn explanations_compose_through_all_any_not() {
+    let c = ctx();
+    let unknown = [("leader", "Lease: not in the snapshot")];
+    let nested = "all:
+  - fact: node.ready
+    equals: true
+    description: the node is alive
+  - any:
+      - fact: leader.isLeader
+        equals: true
+      - path: \"$.facts.pod.labels['role']\"
+        equals: leader
+  - not:
+      fact: node.fenced
+      equals: true
+";
+    let v = eval(nested, &c, &unknown);
+    assert_eq!(v.truth, Truth::True);
+    assert_eq!(
+        v.because,
+        "the node is alive and $.facts.pod.labels['role'] is \"leader\" and not (facts.node.fenced equals true)"
+    );
+    assert!(v.missing.is_empty(), "a true `any` drops its unknown parts");
+    // Unknown keeps what was missing and no half explanation.
+    let all = "all:\n  - fact: node.ready\n    equals: true\n  - fact: leader.isLeader\n    equals: true\n";
+    let v = eval(all, &c, &unknown);
+    assert_eq!((v.truth, v.because.as_str()), (Truth::Unknown, ""));
+    assert_eq!(
+        Missing::describe(&v.missing),
+        "facts.leader.isLeader (Lease: not in the snapshot)"
+    );
+    // A negative operator is explained by every value it saw.
+    let v = eval("path: $.intent.removedFinalizers[*]\nnotIn: [a]\n", &c, &[]);
+    assert_eq!(
+        v.because,
+        "$.intent.removedFinalizers[*] is \"kubernetes.io/pvc-protection\", is \"x/y\""
+    );
+    // Long values are cut to 77 characters.
+    let long = json!({"facts": {"node": {"name": "n".repeat(100)}}});
+    let v = eval("fact: node.name\nexists: true\n", &long, &[]);
+    assert_eq!(
+        v.because,
+        format!("facts.node.name is \"{}…", "n".repeat(76))
+    );
+}
+
+#[test]
 fn description_replaces_generated_text() {
     let v = eval(
         "fact: node.ready\nequals: true\ndescription: the node is alive\n",
         &ctx(),
         &[],
     );
-    assert_eq!(v.because, vec!["the node is alive"]);
+    assert_eq!(v.because, "the node is alive");
 }
 
 #[test]

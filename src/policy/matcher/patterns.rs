@@ -139,7 +139,7 @@ impl LabelSelector {
 
     pub(super) fn verdict(&self, labels: &Labels, what: &str) -> Verdict {
         if self.matches(labels) {
-            Verdict::yes(vec![format!("{what} match the selector")])
+            Verdict::yes(format!("{what} match the selector"))
         } else {
             Verdict::no()
         }
