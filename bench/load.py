@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Load run: forcegate serve against a bare baseline, same stack, same load.
 
-    python3 bench/load.py            # full run, ~13 minutes plus builds
+    python3 bench/load.py            # full run, ~16 minutes plus builds
     python3 bench/load.py --quick    # 5 s phases, for trying the script
 
 What it does, in order (see docs/performance.md):
@@ -15,9 +15,11 @@ What it does, in order (see docs/performance.md):
      temp dir) and the baseline on 127.0.0.1, waits for /readyz, checks one
      request of each kind gets the expected answer;
   5. drives both with oha over HTTP/1.1 keep-alive TLS: closed loop at peak
-     (alternating forcegate/baseline, `--rounds` times), then open loop at
+     (alternating forcegate/baseline, `--rounds` times), each kind of the
+     mix alone at peak (which request costs what), then open loop at
      the same fixed rates for both (10/25/50/75% of forcegate's peak, so
-     none overloads it; 50% is the p99 target's point), recording each
+     none overloads it; 50% is the p99 target's point, run `--rounds`
+     times alternating and judged on the median p99), recording each
      server's CPU time per request;
   6. calibrates: the baseline again with `--work-us W` (W µs of CPU burnt
      per request, W = 5 … 80), its peak and its p99 at forcegate's
@@ -108,6 +110,13 @@ def build() -> None:
         ],
         cwd=ROOT,
     )
+
+
+def fixtures_for(pods: int, work: Path) -> dict:
+    """Snapshot and bodies for `pods` under `work` (bench_fixtures' summary)."""
+    out = work / f"{pods}"
+    done = run([str(RELEASE / "examples" / "bench_fixtures"), str(pods), str(out)], capture_output=True, text=True)
+    return json.loads(done.stdout) | {"dir": out}
 
 
 # ---------------------------------------------------------------- machine
@@ -312,6 +321,49 @@ def ms(seconds: float | None) -> float | None:
     return None if seconds is None else round(seconds * 1000, 3)
 
 
+def half_peak_rounds(oha_bin: str, servers: tuple, ca: Path, bodies: Path, seconds: float, results: dict, rounds: int) -> dict:
+    """The p99 target's point measured like the peak: alternating rounds at
+    half of forcegate's peak (the sweep's own 50% phase is the first), the
+    median p99 of each server judged. A single 20 s phase's p99 moves by
+    2× with the host."""
+    swept = [r for r in results["open_loop"] if r["fraction_of_forcegate_peak"] == 0.5]
+    rate = swept[0]["offered_rps"]
+    log(f"half of forcegate's peak ({rate:.0f}/s), {rounds} alternating rounds")
+    by_server = {server.name: [r for r in swept if r["server"] == server.name] for server in servers}
+    for _ in range(rounds - 1):
+        for server in servers:
+            by_server[server.name].append(oha(oha_bin, server, ca, bodies, seconds, rate))
+    forcegate, baseline = ([r["p99_ms"] for r in by_server[server.name]] for server in servers)
+    return {
+        "rate": rate,
+        "forcegate_p99_ms": forcegate,
+        "baseline_p99_ms": baseline,
+        "forcegate_median_p99_ms": statistics.median(forcegate),
+        "baseline_median_p99_ms": statistics.median(baseline),
+    }
+
+
+def kinds_alone(oha_bin: str, servers: tuple, ca: Path, alone: dict, seconds: float) -> list[dict]:
+    """Each kind of the mix alone, closed loop, forcegate then baseline: which
+    request costs what. The kubelet's final delete is never gated, so its
+    ratio is forcegate's floor (classify, log line, metrics) with no
+    decision at all."""
+    rows = []
+    for kind, bodies in alone.items():
+        forcegate, baseline = (oha(oha_bin, server, ca, Path(bodies), seconds) for server in servers)
+        rows.append(
+            {
+                "kind": kind,
+                "forcegate_rps": forcegate["rps"],
+                "baseline_rps": baseline["rps"],
+                "ratio": round(forcegate["rps"] / baseline["rps"], 3) if baseline["rps"] else None,
+                "forcegate_cpu_us_per_request": forcegate["cpu_us_per_request"],
+                "baseline_cpu_us_per_request": baseline["cpu_us_per_request"],
+            }
+        )
+    return rows
+
+
 # ---------------------------------------------------------------- calibration
 
 # CPU microseconds per request the calibration baselines add.
@@ -326,7 +378,7 @@ def calibrate(oha_bin: str, work: Path, certs: Path, ca: Path, bodies: Path, sec
     of forcegate's peak. Read against forcegate's own numbers this says how
     much per-request work the targets leave room for here, and how much
     forcegate's decision, log line and metrics weigh in those terms."""
-    half_rate = results["half_peak_forcegate"]["offered_rps"]
+    half_rate = results["half_peak"]["rate"]
     peak_b = results["peak"]["baseline"]
     points = []
     for work_us in CALIBRATION_US:
@@ -416,8 +468,8 @@ def plot(results: dict, img: Path) -> None:
         for key, alpha in (("p50_ms", 0.6), ("p99_ms", 1.0), ("p99_9_ms", 0.35)):
             label = f"{name} {key[:-3].replace('_', '.')}"
             ax.plot(xs, [r[key] for r in points], style, alpha=alpha, label=label)
-    half = results["half_peak_forcegate"]
-    ax.axvline(half["offered_rps"], color="grey", linestyle="--", linewidth=0.8, label="50% of forcegate peak")
+    half = results["half_peak"]
+    ax.axvline(half["rate"], color="grey", linestyle="--", linewidth=0.8, label="50% of forcegate peak")
     ax.axhline(2.0, color="grey", linestyle=":", linewidth=1, label="p99 target 2 ms")
     ax.set_yscale("log")
     ax.set_xlabel("offered requests/s (open loop, same rates for both)")
@@ -476,18 +528,14 @@ def plot_calibration(results: dict, img: Path) -> None:
     left.set_ylim(0, 105)
     left.grid(True, alpha=0.3)
     left.legend(fontsize=8)
-    half = results["half_peak_forcegate"]
-    base_half = next(
-        (r for r in results["open_loop"] if r["server"] == "baseline" and r.get("fraction_of_forcegate_peak") == 0.5),
-        None,
-    )
+    half = results["half_peak"]
     right.plot(
         xs,
-        [base_half["p99_ms"] if base_half else None] + [p["p99_ms_at_half"] for p in points],
+        [half["baseline_median_p99_ms"]] + [p["p99_ms_at_half"] for p in points],
         "s--",
-        label="baseline + fixed CPU work",
+        label="baseline + fixed CPU work (bare: median of rounds)",
     )
-    right.axhline(half["p99_ms"], color="C1", label="forcegate (same run)")
+    right.axhline(half["forcegate_median_p99_ms"], color="C1", label="forcegate (median of rounds)")
     right.axhline(2.0, color="grey", linestyle=":", label="target 2 ms")
     right.set_xlabel("CPU work added per request (µs)")
     right.set_ylabel("p99 ms")
@@ -506,16 +554,17 @@ def plot_calibration(results: dict, img: Path) -> None:
 def verdicts(results: dict) -> list[tuple[str, str, str, bool]]:
     peak = results["peak"]
     ratio = peak["ratio"]
-    half = results["half_peak_forcegate"]
+    half = results["half_peak"]
     rss = next(s for s in results["sizes"] if s["pods"] == MAIN_SIZE)
     rss_main = max(rss["rss_after_load_mib"], rss["rss_ready_mib"])
     rows = [
         ("throughput ≥ 80% of baseline", f"{ratio:.0%}", "same run, closed loop", ratio >= 0.8),
         (
             "p99 ≤ 2 ms at half of peak",
-            f"{half['p99_ms']} ms at {half['rps']:.0f} req/s",
-            "open loop, 50% of forcegate's peak",
-            half["p99_ms"] is not None and half["p99_ms"] <= 2.0,
+            f"{half['forcegate_median_p99_ms']} ms at {half['rate']:.0f} req/s "
+            f"(bare baseline at the same rate: {half['baseline_median_p99_ms']} ms)",
+            f"open loop, 50% of forcegate's peak, median of {len(half['forcegate_p99_ms'])} rounds",
+            half["forcegate_median_p99_ms"] <= 2.0,
         ),
         ("RSS ≤ 128 MiB on 10k pods", f"{rss_main} MiB (peak {rss['hwm_mib']} MiB)", "VmRSS idle after load", rss_main <= 128),
     ]
@@ -569,6 +618,25 @@ def markdown(results: dict) -> str:
         f"{p['baseline']:.0f} req/s, **ratio {p['ratio']:.0%}**.",
         "",
     ]
+    half = results["half_peak"]
+    lines += [
+        f"p99 at {half['rate']:.0f} req/s, half of forcegate's peak, alternating rounds: forcegate "
+        f"{', '.join(str(x) for x in half['forcegate_p99_ms'])} ms (median **{half['forcegate_median_p99_ms']} ms**), "
+        f"baseline {', '.join(str(x) for x in half['baseline_p99_ms'])} ms (median {half['baseline_median_p99_ms']} ms).",
+        "",
+    ]
+    kinds = results.get("kinds_alone")
+    if kinds:
+        lines += ["Each kind of request alone (closed loop, one round each):", ""]
+        lines += table(
+            ["request", "forcegate req/s", "baseline req/s", "ratio", "forcegate CPU µs/req", "baseline CPU µs/req"],
+            [
+                [k["kind"], f"{k['forcegate_rps']:.0f}", f"{k['baseline_rps']:.0f}", f"{k['ratio']:.0%}",
+                 k["forcegate_cpu_us_per_request"], k["baseline_cpu_us_per_request"]]
+                for k in kinds
+            ],
+        )
+        lines.append("")
     lines += calibration_markdown(results)
     lines += table(
         ["snapshot pods", "ready after s", "VmRSS at ready MiB", "VmRSS idle after load MiB", "VmHWM MiB"],
@@ -682,12 +750,7 @@ def main() -> None:
         "connections": CONNECTIONS,
         "oha": subprocess.run([oha_bin, "--version"], capture_output=True, text=True).stdout.strip(),
     }
-    fixtures = {}
-    for pods in SIZES:
-        out = work / f"{pods}"
-        done = run([str(RELEASE / "examples" / "bench_fixtures"), str(pods), str(out)], capture_output=True, text=True)
-        fixtures[pods] = json.loads(done.stdout)
-        fixtures[pods]["dir"] = out
+    fixtures = {pods: fixtures_for(pods, work) for pods in SIZES}
     certs = work / "certs"
     ca = certs / "ca.crt"
     main_fx = fixtures[MAIN_SIZE]
@@ -718,6 +781,11 @@ def main() -> None:
         results["peak"] = {"forcegate": peak_f, "baseline": peak_b, "ratio": round(peak_f / peak_b, 3)}
         log(f"peak: forcegate {peak_f:.0f} req/s, baseline {peak_b:.0f} req/s, ratio {peak_f / peak_b:.1%}")
 
+        log("each kind of request alone, closed loop")
+        results["kinds_alone"] = kinds_alone(
+            oha_bin, (forcegate, baseline), ca, main_fx["bodiesAlone"], min(seconds, 10.0)
+        )
+
         log("fixed rates, open loop (fractions of forcegate's peak, same rates for both)")
         results["open_loop"] = []
         for fraction in (0.1, 0.25, 0.5, 0.75):
@@ -726,8 +794,7 @@ def main() -> None:
                 result = oha(oha_bin, server, ca, bodies, seconds, rate)
                 result["fraction_of_forcegate_peak"] = fraction
                 results["open_loop"].append(result)
-                if server is forcegate and fraction == 0.5:
-                    results["half_peak_forcegate"] = result
+        results["half_peak"] = half_peak_rounds(oha_bin, (forcegate, baseline), ca, bodies, seconds, results, rounds)
 
         log("calibration: baselines that burn a fixed CPU time per request")
         results["calibration"] = calibrate(oha_bin, work, certs, ca, bodies, seconds, results)

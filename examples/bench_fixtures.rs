@@ -8,8 +8,9 @@
 //! Writes `OUT_DIR/snapshot/` (kubectl-shaped JSON lists), `OUT_DIR/bodies.jsonl`
 //! (the load mix, one compact review per line, interleaved: force delete of
 //! a leader, of a pod with an attached volume, a finalizer strip, a kubelet
-//! final delete), and `OUT_DIR/samples/<scenario>.json` (one of each, plus a
-//! namespace finalize). Before writing, every body is decided in-process
+//! final delete), `OUT_DIR/bodies/<scenario>.jsonl` (each kind of the mix
+//! alone, to see which one costs what), and `OUT_DIR/samples/<scenario>.json`
+//! (one of each, plus a namespace finalize). Before writing, every body is decided in-process
 //! with the shipped policies and must take its scenario's path (denied or
 //! allowed, no unknown facts), so the load run measures real decisions.
 //! Prints a JSON summary on stdout.
@@ -18,7 +19,7 @@
 mod reviews;
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -89,12 +90,18 @@ fn write(pods: usize, out: &Path) -> anyhow::Result<Value> {
         .with_context(|| format!("writing {}", snapshot_dir.display()))?;
     let samples_dir = out.join("samples");
     std::fs::create_dir_all(&samples_dir)?;
+    let alone_dir = out.join("bodies");
+    std::fs::create_dir_all(&alone_dir)?;
     let mut mix = Vec::new();
+    let mut alone = serde_json::Map::new();
     for (scenario, bodies) in &by_scenario {
         let sample = samples_dir.join(format!("{}.json", scenario.name()));
         std::fs::write(&sample, serde_json::to_vec_pretty(&bodies[0])?)?;
         if Scenario::LOAD_MIX.contains(scenario) {
             mix.push(bodies);
+            let path = alone_dir.join(format!("{}.jsonl", scenario.name()));
+            write_interleaved(&path, &[bodies])?;
+            alone.insert(scenario.name().to_owned(), json!(path));
         }
     }
     let bodies_path = out.join("bodies.jsonl");
@@ -105,6 +112,7 @@ fn write(pods: usize, out: &Path) -> anyhow::Result<Value> {
         "snapshotFiles": files.len(),
         "bodies": bodies_path,
         "bodyLines": lines,
+        "bodiesAlone": alone,
         "samples": samples_dir,
         "scenarios": by_scenario.iter().map(|(s, b)| json!({
             "name": s.name(),
@@ -152,7 +160,7 @@ fn check(engine: &Engine, scenario: Scenario, body: &Value) -> anyhow::Result<()
 }
 
 /// One compact body per line, scenarios interleaved (a, b, c, d, a, b, ...).
-fn write_interleaved(path: &PathBuf, mix: &[&Vec<Value>]) -> anyhow::Result<usize> {
+fn write_interleaved(path: &Path, mix: &[&Vec<Value>]) -> anyhow::Result<usize> {
     let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
     let longest = mix.iter().map(|b| b.len()).max().unwrap_or_default();
     let mut lines = 0;

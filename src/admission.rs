@@ -5,6 +5,7 @@
 //! it sends: every response goes through [`respond`] and [`encode`], whether
 //! it leaves through the server or through `forcegate review`.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use base64::Engine as _;
@@ -211,10 +212,14 @@ pub fn limit_warnings(warnings: &[String]) -> Vec<String> {
     let mut kept = Vec::new();
     let mut total = 0;
     for warning in warnings {
-        let printable: String = warning
-            .chars()
-            .map(|c| if c.is_control() { ' ' } else { c })
-            .collect();
+        let printable: Cow<'_, str> = if warning.contains(char::is_control) {
+            warning
+                .chars()
+                .map(|c| if c.is_control() { ' ' } else { c })
+                .collect()
+        } else {
+            Cow::Borrowed(warning)
+        };
         let trimmed = printable.trim();
         if trimmed.is_empty() {
             continue;
@@ -229,13 +234,22 @@ pub fn limit_warnings(warnings: &[String]) -> Vec<String> {
     kept
 }
 
-fn truncate_runes(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
+/// `text` if it has at most `max` runes, else its first `max - 1` and `…`.
+pub(crate) fn truncate_runes(text: &str, max: usize) -> String {
+    // No rune is shorter than a byte: short texts need no counting.
+    if text.len() <= max {
         return text.to_owned();
     }
-    let mut cut: String = text.chars().take(max - 1).collect();
-    cut.push('…');
-    cut
+    let mut starts = text.char_indices().map(|(at, _)| at);
+    match (starts.nth(max.saturating_sub(1)), starts.next()) {
+        (Some(cut), Some(_)) => {
+            let mut cut_text = String::with_capacity(cut + '…'.len_utf8());
+            cut_text.push_str(&text[..cut]);
+            cut_text.push('…');
+            cut_text
+        }
+        _ => text.to_owned(),
+    }
 }
 
 /// The API server stores a webhook's audit annotation `k` as

@@ -27,6 +27,17 @@ pub enum Action {
     Deny,
 }
 
+impl Action {
+    /// The name policies spell it with (`Deny`), as in audit annotations.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Warn => "Warn",
+            Action::Record => "Record",
+            Action::Deny => "Deny",
+        }
+    }
+}
+
 /// One policy that fired.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]

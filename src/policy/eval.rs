@@ -119,17 +119,21 @@ fn assemble(input: &EvalInput<'_>, fired: Vec<Fired>) -> Decision {
     let notes = &mut decision.audit_annotations;
     notes.insert(audit::INTENT.into(), intent.kind.name().into());
     if !fired.is_empty() {
-        let list: Vec<String> = fired
-            .iter()
-            .map(|f| {
-                let name = match &f.rule {
-                    Some(rule) => format!("{}/{rule}", f.outcome.policy),
-                    None => f.outcome.policy.clone(),
-                };
-                format!("{name}={:?}", f.outcome.action)
-            })
-            .collect();
-        notes.insert(audit::POLICIES.into(), list.join(","));
+        // `policy[/rule]=Action,...`
+        let mut list = String::with_capacity(fired.len() * 32);
+        for f in &fired {
+            if !list.is_empty() {
+                list.push(',');
+            }
+            list.push_str(&f.outcome.policy);
+            if let Some(rule) = &f.rule {
+                list.push('/');
+                list.push_str(rule);
+            }
+            list.push('=');
+            list.push_str(f.outcome.action.as_str());
+        }
+        notes.insert(audit::POLICIES.into(), list);
     }
     let missing: Vec<Missing> = fired.iter().flat_map(|f| f.missing.clone()).collect();
     if !missing.is_empty() {
@@ -239,16 +243,33 @@ fn break_glass_reason(request: &crate::admission::Request) -> Option<String> {
 fn denial_message(input: &EvalInput<'_>, denials: &[&Fired], refused_glass: bool) -> String {
     // `write!` to a `String` cannot fail.
     let intent = input.intent;
-    let mut text = format!("forcegate denied {}:", describe_request(intent));
+    // Sized up front: the message runs to kilobytes, and grown from empty
+    // it is copied half a dozen times.
+    let parts: usize = denials
+        .iter()
+        .map(|f| {
+            let o = &f.outcome;
+            o.policy.len()
+                + o.message.len()
+                + o.fact.len()
+                + o.remediation.as_ref().map_or(0, String::len)
+        })
+        .sum();
+    let mut text = String::with_capacity(parts + 64 * denials.len() + 256);
+    let _ = write!(text, "forcegate denied {}:", describe_request(intent));
     for f in denials {
         let o = &f.outcome;
-        let _ = if o.unknown {
-            write!(text, "\n- {}: {}", o.policy, o.message)
-        } else {
-            write!(text, "\n- {}: {} (because {})", o.policy, o.message, o.fact)
-        };
+        for part in ["\n- ", &o.policy, ": ", &o.message] {
+            text.push_str(part);
+        }
+        if !o.unknown {
+            for part in [" (because ", &o.fact, ")"] {
+                text.push_str(part);
+            }
+        }
         if let Some(remedy) = &o.remediation {
-            let _ = write!(text, "\n  Instead: {remedy}");
+            text.push_str("\n  Instead: ");
+            text.push_str(remedy);
         }
     }
     let group = &input.settings.break_glass_group;

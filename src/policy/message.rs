@@ -9,11 +9,9 @@
 use serde_json::Value;
 
 use super::condition::{self, Scope, Selection};
+use crate::admission::truncate_runes;
 
-/// kube-apiserver truncates longer warnings.
-pub const MAX_WARNING_RUNES: usize = 256;
-/// kube-apiserver drops warnings past this total.
-pub const MAX_WARNINGS_BYTES: usize = 4096;
+pub use crate::admission::{MAX_WARNING_RUNES, MAX_WARNINGS_BYTES};
 /// Shown for a hole whose value is absent.
 pub const ABSENT: &str = "<none>";
 /// Shown for a hole reading a fact group the cluster view could not answer.
@@ -36,7 +34,13 @@ pub mod audit {
 #[derive(Clone, Debug)]
 pub struct Template {
     parts: Vec<Part>,
+    /// What a rendering usually needs: the literal text plus room per hole
+    /// (a message grown from empty reallocates five or six times).
+    size_hint: usize,
 }
+
+/// Room reserved per hole when rendering (a name, a list of two).
+const HOLE_SIZE_HINT: usize = 32;
 
 #[derive(Clone, Debug)]
 enum Part {
@@ -70,12 +74,19 @@ impl Template {
         if !rest.is_empty() {
             parts.push(Part::Text(rest.to_string()));
         }
-        Ok(Template { parts })
+        let size_hint = parts
+            .iter()
+            .map(|part| match part {
+                Part::Text(text) => text.len(),
+                Part::Hole { .. } => HOLE_SIZE_HINT,
+            })
+            .sum();
+        Ok(Template { parts, size_hint })
     }
 
     /// Render against the evaluation context, into one buffer.
     pub fn render(&self, scope: &Scope<'_>) -> String {
-        let mut out = String::new();
+        let mut out = String::with_capacity(self.size_hint);
         for part in &self.parts {
             match part {
                 Part::Text(text) => out.push_str(text),
@@ -156,35 +167,27 @@ fn push_joined(out: &mut String, values: &[Value]) {
 }
 
 /// One warning as kube-apiserver accepts it: no control characters (it is
-/// an HTTP header value) and at most 256 runes.
+/// an HTTP header value), spaces condensed, and at most 256 runes.
 pub fn clean_warning(text: &str) -> String {
-    let cleaned: String = text
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    let cleaned = condense_spaces(&cleaned);
-    if cleaned.chars().count() <= MAX_WARNING_RUNES {
-        cleaned
+    // Control characters read as spaces, so the ends lose them like spaces.
+    let text = text.trim_matches(|c: char| c.is_whitespace() || c.is_control());
+    if text.contains(|c: char| c.is_control()) || text.contains("  ") {
+        truncate_runes(&condense_spaces(text), MAX_WARNING_RUNES)
     } else {
-        let mut cut: String = cleaned.chars().take(MAX_WARNING_RUNES - 1).collect();
-        cut.push('…');
-        cut
+        truncate_runes(text, MAX_WARNING_RUNES)
     }
 }
 
+/// Control characters as spaces, runs of spaces as one.
 fn condense_spaces(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut last_space = false;
-    for c in text.trim().chars() {
-        if c == ' ' {
-            if !last_space {
-                out.push(c);
-            }
-            last_space = true;
-        } else {
+    for c in text.chars() {
+        let c = if c.is_control() { ' ' } else { c };
+        if c != ' ' || !last_space {
             out.push(c);
-            last_space = false;
         }
+        last_space = c == ' ';
     }
     out
 }
@@ -328,5 +331,47 @@ mod tests {
     fn multibyte_truncation_counts_runes() {
         let w = clean_warning(&"é".repeat(400));
         assert_eq!(w.chars().count(), MAX_WARNING_RUNES);
+    }
+
+    /// The rule written the obvious way: controls to spaces, trim, condense
+    /// runs of spaces, cut past 256 runes.
+    fn clean_warning_reference(text: &str) -> String {
+        let spaced: String = text
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        let mut condensed = String::new();
+        for c in spaced.trim().chars() {
+            if !(c == ' ' && condensed.ends_with(' ')) {
+                condensed.push(c);
+            }
+        }
+        if condensed.chars().count() <= MAX_WARNING_RUNES {
+            condensed
+        } else {
+            let mut cut: String = condensed.chars().take(MAX_WARNING_RUNES - 1).collect();
+            cut.push('…');
+            cut
+        }
+    }
+
+    proptest::proptest! {
+        /// Around the edges the fast path skips work on: controls that are
+        /// also whitespace (`\u{85}`), whitespace that is not a space
+        /// (`\u{a0}`), runs of spaces, multi-byte runes at the cut.
+        #[test]
+        fn clean_warning_matches_the_plain_rule(
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "a", "word", " ", "  ", "\n", "\t", "\u{0}", "\u{85}", "\u{a0}",
+                    "é", "日本", "🙂", "\u{2028}", "\u{1b}[0m",
+                ]),
+                0..120,
+            ),
+            repeat in 1usize..4,
+        ) {
+            let text = parts.concat().repeat(repeat);
+            proptest::prop_assert_eq!(clean_warning(&text), clean_warning_reference(&text));
+        }
     }
 }

@@ -598,18 +598,33 @@ fn typed_context_selects_what_its_json_does() {
         "$..uid",
         "$.requester.groups[?@ == 'oncall']",
     ];
-    for path in paths {
+    // Every fact group, whole and one level in, as the group dispatch reads it.
+    let groups: Vec<String> = json["facts"]
+        .as_object()
+        .expect("facts is an object")
+        .keys()
+        .filter(|group| *group != "unknown")
+        .flat_map(|group| [format!("$.facts.{group}"), format!("$.facts.{group}[*]")])
+        .chain(["$.facts".into(), "$.facts[*]".into()])
+        .collect();
+    assert!(groups.len() >= 2 * 10, "{groups:?}");
+    for path in paths
+        .iter()
+        .copied()
+        .chain(groups.iter().map(String::as_str))
+    {
         let selection = condition::compile_path(path).expect(path);
         let (condition::Selection::Path { plan, .. } | condition::Selection::Fact { plan, .. }) =
             &selection;
         let got = typed.select(plan);
         assert_eq!(got, plain.select(plan), "{path}");
-        if ![
-            "$.facts.node.nothing",
-            "$.target.nothing",
-            "$.facts.leader.leases[*].name",
-        ]
-        .contains(&path)
+        if paths.contains(&path)
+            && ![
+                "$.facts.node.nothing",
+                "$.target.nothing",
+                "$.facts.leader.leases[*].name",
+            ]
+            .contains(&path)
         {
             assert!(
                 !got.is_empty(),

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::{Plan, Step, select, walk};
+use super::{Plan, Rest, Step, select, walk};
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -194,6 +194,22 @@ const GENERAL_PATHS: &[&str] = &[
     "$.facts.missing[?@.a]",
     "$..name",
     "$.facts.leases[?@.name == $.facts.node.name]",
+    // Equality filters, walked without the engine: both sides, negated,
+    // numbers by value, missing values, filters over map values, nested.
+    "$.facts.leases[?@.name != 'other'].holders[*]",
+    "$.facts.leases[?'other' == @.name]",
+    "$.facts.leases[?@.holders[1] != 'db-0_x'].name",
+    "$.facts.leases[?@.missing == null]",
+    "$.facts.leases[?@.missing != null].name",
+    "$.facts[?@.ready == true].name",
+    "$.facts.counts[?@ == 3.0]",
+    "$.facts.counts[?@ != 3]",
+    "$.facts.node[?@ == 12.5]",
+    "$.facts.leases[*].holders[?@ == 'db-0']",
+    "$.facts.leases[0][?@ == 'db-leader']",
+    "$.zeta.k[?@.m == null]",
+    "$.facts.leases[?@.holders[-1] == 'db-0_x'].name",
+    "$.facts.leases[?@.name == 'other' && @.holders[0] == 'x']",
 ];
 
 #[test]
@@ -206,7 +222,7 @@ fn every_plan_matches_jsonpath() {
         assert_eq!(found, jsonpath(path, &json), "{path}");
         non_empty += usize::from(!found.is_empty());
     }
-    assert!(non_empty >= 30, "{non_empty}");
+    assert!(non_empty >= 40, "{non_empty}");
 }
 
 #[test]
@@ -256,6 +272,40 @@ fn plans_walk_what_they_can() {
             Plan::Rooted { prefix: p, .. } => assert_eq!(p.len(), prefix, "{path}"),
             other => panic!("{path}: {other:?}"),
         }
+    }
+    // Equality against a literal on a relative path is walked here; other
+    // filters (negative indexes, `&&`, tests, `$`) go to the engine.
+    let walked = |path: &str| {
+        matches!(
+            plan(path),
+            Plan::Rooted {
+                rest: Rest::Walk(_),
+                ..
+            }
+        )
+    };
+    assert!(walked(
+        "$.facts.volumes.claims[?@.attachedOnPodNode == true].claim"
+    ));
+    assert!(walked("$.facts.leases[?'x' != @.holders[0]]"));
+    assert!(walked("$.facts.leases[0].holders[*][?@ == 'x']"));
+    for path in [
+        "$.facts.leases[?@.holders[-1] == 'x']",
+        "$.facts.leases[?@.name == 'a' && @.b == 1]",
+        "$.facts.leases[?@.name > 'a']",
+        "$.facts.missing[?@.a]",
+        "$.facts.leases[1:2]",
+    ] {
+        assert!(
+            matches!(
+                plan(path),
+                Plan::Rooted {
+                    rest: Rest::Engine(_),
+                    ..
+                }
+            ),
+            "{path}"
+        );
     }
     assert_eq!(
         steps("$.facts.leases[*].name"),

@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Where a server's CPU time per request goes, under the load run's load.
+
+    python3 bench/profile.py                           # the load mix
+    python3 bench/profile.py --kind force_delete_leader --seconds 10
+
+Starts `forcegate serve` on the 10k-pod snapshot, then the bare baseline,
+drives each at peak (closed loop, as in bench/load.py), samples it with
+`perf record --call-graph dwarf` meanwhile, and sorts every sample into the
+first stage its stack contains (decide, decode, encode, log line, ...).
+Each stage's share times the server's CPU µs per request (from /proc over
+the same window) is printed for both servers, with the difference: what
+forcegate's work costs, and how much more the parts both servers share
+cost when it runs next to them. Needs `perf` (Debian: linux-perf) and the
+release builds `bench/load.py` makes. Traffic goes to 127.0.0.1 only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import load  # noqa: E402  (the load run's servers, fixtures and oha driver)
+
+# First match wins, in this order, anywhere in a sample's stack (so time in
+# the kernel under a `writev` counts as the TLS write that called it).
+STAGES = [
+    ("decide: classify, facts, policies", r"Engine::decide|intent::classify"),
+    ("decode review", r"admission::decode"),
+    ("encode response", r"admission::(encode|respond)"),
+    ("cleanup record", r"Engine::record|cleanup::journal"),
+    ("log line", r"log_decision|tracing_subscriber|tracing_core|telemetry::"),
+    ("metrics", r"prometheus_client|server::metrics|policy_metrics"),
+    ("TLS write, send", r"rustls.*(write|encrypt|seal)|writev|sendmsg|tcp_sendmsg"),
+    ("TLS read, receive", r"rustls.*(read|decrypt|open|process_new_packets)|recvfrom|readv|tcp_recvmsg"),
+    ("HTTP: hyper, axum, tower", r"hyper::|hyper_util::|axum::|tower::"),
+    ("runtime: tokio, scheduling", r"tokio::|epoll_wait|futex|schedule|finish_task_switch"),
+]
+
+
+def stacks(perf_script: str):
+    """Samples of `perf script` output as lists of symbol names."""
+    frames: list[str] = []
+    for line in perf_script.splitlines():
+        if not line.strip():
+            if frames:
+                yield frames
+            frames = []
+        elif line[0] in " \t":
+            parts = line.split(None, 1)
+            if len(parts) == 2:
+                frames.append(parts[1])
+    if frames:
+        yield frames
+
+
+def stage_of(frames: list[str], patterns: list[tuple[str, re.Pattern]]) -> str:
+    text = "\n".join(frames)
+    for name, pattern in patterns:
+        if pattern.search(text):
+            return name
+    return "other"
+
+
+def profile(oha_bin: str, server: load.Server, ca: Path, bodies: Path, seconds: float, data: Path) -> dict:
+    """Shares of samples per stage and CPU µs per request, same window."""
+    load.oha(oha_bin, server, ca, bodies, min(3.0, seconds))
+    record = [
+        "perf", "record", "-q", "-F", "499", "--call-graph", "dwarf,32768",
+        "-p", str(server.proc.pid), "-o", str(data), "--", "sleep", str(seconds),
+    ]
+    recorder = threading.Thread(target=lambda: subprocess.run(record, check=True, capture_output=True))
+    recorder.start()
+    measured = load.oha(oha_bin, server, ca, bodies, seconds + 1)
+    recorder.join()
+    script = subprocess.run(["perf", "script", "-i", str(data)], check=True, capture_output=True, text=True).stdout
+    patterns = [(name, re.compile(pattern)) for name, pattern in STAGES]
+    counts = collections.Counter(stage_of(frames, patterns) for frames in stacks(script))
+    total = sum(counts.values()) or 1
+    cpu = measured["cpu_us_per_request"] or 0.0
+    return {
+        "rps": measured["rps"],
+        "cpu_us_per_request": cpu,
+        "samples": total,
+        "us_per_request": {stage: cpu * n / total for stage, n in counts.items()},
+    }
+
+
+def report(forcegate: dict, baseline: dict) -> str:
+    stages = [name for name, _ in STAGES] + ["other"]
+    rows = [f"{'µs per request':<36} {'forcegate':>10} {'baseline':>10} {'difference':>11}"]
+    for stage in stages:
+        f = forcegate["us_per_request"].get(stage, 0.0)
+        b = baseline["us_per_request"].get(stage, 0.0)
+        rows.append(f"{stage:<36} {f:>10.1f} {b:>10.1f} {f - b:>+11.1f}")
+    f, b = forcegate["cpu_us_per_request"], baseline["cpu_us_per_request"]
+    rows.append(f"{'total (CPU time / requests)':<36} {f:>10.1f} {b:>10.1f} {f - b:>+11.1f}")
+    rows.append(
+        f"peak req/s: forcegate {forcegate['rps']:.0f}, baseline {baseline['rps']:.0f} "
+        f"(ratio {forcegate['rps'] / baseline['rps']:.0%}); samples {forcegate['samples']} / {baseline['samples']}"
+    )
+    return "\n".join(rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--kind", help="one kind of request alone (a scenario name), default: the load mix")
+    parser.add_argument("--seconds", type=float, default=8, help="length of the sampled phase")
+    parser.add_argument("--skip-build", action="store_true")
+    args = parser.parse_args()
+    if subprocess.run(["perf", "--version"], capture_output=True).returncode != 0:
+        raise SystemExit("perf is needed (Debian: apt-get install linux-perf)")
+    oha_bin = load.ensure_oha()
+    if not args.skip_build:
+        load.build()
+    work = Path(tempfile.mkdtemp(prefix="forcegate-profile-"))
+    fixtures = load.fixtures_for(load.MAIN_SIZE, work)
+    bodies = Path(fixtures["bodiesAlone"][args.kind] if args.kind else fixtures["bodies"])
+    certs = work / "certs"
+    ca = certs / "ca.crt"
+    results = {}
+    for name in ("forcegate", "baseline"):
+        if name == "forcegate":
+            server = load.start_forcegate(work, Path(fixtures["snapshot"]), certs, "10k")
+        else:
+            server = load.start_baseline(work, certs)
+        try:
+            server.wait_ready(ca)
+            results[name] = profile(oha_bin, server, ca, bodies, args.seconds, work / f"{name}.perf")
+        finally:
+            server.stop()
+    print(f"\n{args.kind or 'load mix'}, closed loop, {load.CONNECTIONS} connections, {args.seconds} s sampled")
+    print(report(results["forcegate"], results["baseline"]))
+
+
+if __name__ == "__main__":
+    main()
