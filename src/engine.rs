@@ -132,7 +132,15 @@ impl Engine {
             return (Facts::default(), Decision::allow());
         }
         let now = Timestamp::now();
-        let facts = facts::gather(intent, request, self.cluster.as_ref(), now);
+        // One snapshot of the set, for what to gather and what to evaluate.
+        let policies = self.policies.load();
+        let facts = facts::gather_for(
+            intent,
+            request,
+            self.cluster.as_ref(),
+            now,
+            policies.needs(),
+        );
         let input = EvalInput {
             intent,
             facts: &facts,
@@ -140,7 +148,7 @@ impl Engine {
             settings: &self.settings,
             now,
         };
-        let decision = self.policies.load().evaluate(&input);
+        let decision = policies.evaluate(&input);
         (facts, decision)
     }
 

@@ -148,6 +148,32 @@ fn statefulset_leader_on_an_unreachable_node() {
 }
 
 #[test]
+fn endpoints_are_gathered_only_when_needed() {
+    let target = target("Pod", "pods", Some("data"), "db-0");
+    let req = request("DELETE", &target, None, None);
+    let intent = intent(
+        IntentKind::ForceDelete {
+            already_terminating: true,
+        },
+        target,
+    );
+    let all = facts::gather(&intent, &req, &example(), now());
+    let needed = facts::gather_for(&intent, &req, &example(), now(), facts::Needs::ALL);
+    assert_eq!(needed, all);
+    let skipped = facts::gather_for(&intent, &req, &example(), now(), facts::Needs::default());
+    assert!(all.endpoints.is_some() && skipped.endpoints.is_none());
+    assert!(skipped.unknown.is_empty(), "{:?}", skipped.unknown);
+    // Everything else is gathered as before.
+    assert_eq!(
+        Facts {
+            endpoints: all.endpoints.clone(),
+            ..skipped
+        },
+        all
+    );
+}
+
+#[test]
 fn an_expired_lease_does_not_make_a_leader() {
     let facts = force_delete(&example(), "data", "db-1");
     let leader = facts.leader.expect("leader");

@@ -239,10 +239,37 @@ pub struct NamespaceFacts {
 /// and listed in [`Facts::unknown`]; a group that does not apply is `None`
 /// and not listed.
 pub fn gather(intent: &Intent, request: &Request, view: &dyn ClusterView, now: Timestamp) -> Facts {
+    gather_for(intent, request, view, now, Needs::ALL)
+}
+
+/// Fact groups gathered only when asked for: no cleanup record uses them,
+/// so they are worth their lookups only when a policy reads them (the
+/// EndpointSlice lookups were an eighth of a force delete's decision, and
+/// no shipped policy reads `facts.endpoints`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Needs {
+    pub endpoints: bool,
+}
+
+impl Needs {
+    /// Every group.
+    pub const ALL: Needs = Needs { endpoints: true };
+}
+
+/// [`gather`], skipping the optional groups `needs` leaves out (they stay
+/// `None`: nothing reads them).
+pub fn gather_for(
+    intent: &Intent,
+    request: &Request,
+    view: &dyn ClusterView,
+    now: Timestamp,
+    needs: Needs,
+) -> Facts {
     let mut facts = Facts::default();
     match &intent.kind {
         IntentKind::ForceDelete { .. } | IntentKind::Eviction => {
-            pod::gather_for_pod(&mut facts, intent, request, view, now, PodScope::Full);
+            let scope = PodScope::Full { needs };
+            pod::gather_for_pod(&mut facts, intent, request, view, now, scope);
         }
         IntentKind::FinalizerRemoval { removed, .. } => {
             facts.finalizers = finalizers::describe(removed);
@@ -275,8 +302,9 @@ pub fn gather(intent: &Intent, request: &Request, view: &dyn ClusterView, now: T
 /// Which fact groups a pod request needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum PodScope {
-    /// Force delete / eviction: everything a ghost pod can leave behind.
-    Full,
+    /// Force delete / eviction: everything a ghost pod can leave behind
+    /// (the optional groups as `needs` says).
+    Full { needs: Needs },
     /// Finalizer removal on a pod: who owns it and where it runs.
     Ownership,
 }

@@ -31,7 +31,7 @@ pub(super) fn gather_for_pod(
     scope: PodScope,
 ) {
     let groups = match scope {
-        PodScope::Full => FULL_GROUPS,
+        PodScope::Full { .. } => FULL_GROUPS,
         PodScope::Ownership => OWNERSHIP_GROUPS,
     };
     let pod = match resolve(intent, request, view) {
@@ -54,7 +54,7 @@ pub(super) fn gather_for_pod(
         Ok(owners) => facts.owners = Some(owners),
         Err(why) => facts.unknown("owners", why),
     }
-    if scope == PodScope::Full {
+    if let PodScope::Full { needs } = scope {
         match leader::gather(&pod_facts, view, now) {
             Ok(leader) => facts.leader = Some(leader),
             Err(why) => facts.unknown("leader", why),
@@ -63,9 +63,11 @@ pub(super) fn gather_for_pod(
             Ok(volumes) => facts.volumes = Some(volumes),
             Err(why) => facts.unknown("volumes", why),
         }
-        match endpoints::gather(&pod_facts, view) {
-            Ok(endpoints) => facts.endpoints = Some(endpoints),
-            Err(why) => facts.unknown("endpoints", why),
+        if needs.endpoints {
+            match endpoints::gather(&pod_facts, view) {
+                Ok(endpoints) => facts.endpoints = Some(endpoints),
+                Err(why) => facts.unknown("endpoints", why),
+            }
         }
     }
     facts.pod = Some(pod_facts);

@@ -23,6 +23,22 @@ pub struct Policy {
     pub(crate) rules: Vec<Rule>,
 }
 
+impl Policy {
+    /// Whether evaluating the policy may read fact group `group`: through
+    /// its selectors, a condition, or a message or remediation hole.
+    pub fn may_read(&self, group: &str) -> bool {
+        self.matcher.may_read(group)
+            || self.rules.iter().any(|rule| {
+                let templates = std::iter::once(&rule.message).chain(&rule.remediation);
+                rule.conditions
+                    .iter()
+                    .flat_map(Condition::selections)
+                    .chain(templates.flat_map(Template::selections))
+                    .any(|selection| selection.may_read(group))
+            })
+    }
+}
+
 /// One rule; inline single-rule policies have `name: None`.
 #[derive(Clone, Debug)]
 pub(crate) struct Rule {

@@ -84,6 +84,14 @@ impl Template {
         Ok(Template { parts, size_hint })
     }
 
+    /// Every selection in the template's holes.
+    pub fn selections(&self) -> impl Iterator<Item = &Selection> {
+        self.parts.iter().filter_map(|part| match part {
+            Part::Hole { selection, .. } => Some(selection),
+            Part::Text(_) => None,
+        })
+    }
+
     /// Render against the evaluation context, into one buffer.
     pub fn render(&self, scope: &Scope<'_>) -> String {
         let mut out = String::with_capacity(self.size_hint);

@@ -18,7 +18,7 @@ use k8s_openapi::jiff::Timestamp;
 use crate::admission::Request;
 use crate::decision::Decision;
 use crate::engine::Settings;
-use crate::facts::Facts;
+use crate::facts::{Facts, Needs};
 use crate::intent::Intent;
 
 pub mod catalog;
@@ -56,6 +56,8 @@ pub struct PolicySet {
     policies: Vec<Policy>,
     /// Where the set came from, for logs.
     sources: Vec<PathBuf>,
+    /// The optional fact groups some policy reads.
+    needs: Needs,
 }
 
 impl PolicySet {
@@ -74,10 +76,25 @@ impl PolicySet {
     pub fn load_files(paths: &[PathBuf]) -> Result<PolicySet, PolicyError> {
         let files = load::expand(paths)?;
         let policies = load::load_files(&files)?;
-        Ok(PolicySet {
+        Ok(PolicySet::new(policies, files))
+    }
+
+    /// A set of compiled policies (sorted by name) from `sources`.
+    pub(crate) fn new(policies: Vec<Policy>, sources: Vec<PathBuf>) -> PolicySet {
+        let needs = Needs {
+            endpoints: policies.iter().any(|p| p.may_read("endpoints")),
+        };
+        PolicySet {
             policies,
-            sources: files,
-        })
+            sources,
+            needs,
+        }
+    }
+
+    /// The optional fact groups to gather for this set: the ones some
+    /// policy may read.
+    pub fn needs(&self) -> Needs {
+        self.needs
     }
 
     /// Policy names, sorted.

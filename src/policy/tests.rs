@@ -18,10 +18,7 @@ fn set(yaml: &str) -> PolicySet {
     let (mut policies, findings) = load::check_text(Path::new("inline.yaml"), yaml);
     assert!(findings.is_empty(), "{findings:?}");
     policies.sort_by(|a, b| a.name.cmp(&b.name));
-    PolicySet {
-        policies,
-        sources: Vec::new(),
-    }
+    PolicySet::new(policies, Vec::new())
 }
 
 fn policy(name: &str, body: &str) -> String {
@@ -632,4 +629,33 @@ fn typed_context_selects_what_its_json_does() {
             );
         }
     }
+}
+
+#[test]
+fn endpoints_are_needed_only_by_a_set_that_reads_them() {
+    let shipped = PolicySet::load_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("policies"))
+        .expect("shipped policies load");
+    assert!(!shipped.needs().endpoints);
+    assert!(!set(&policy("node-alive", NODE_ALIVE)).needs().endpoints);
+    assert!(!PolicySet::default().needs().endpoints);
+
+    let reads = |body: &str| set(&policy("reads", body)).needs().endpoints;
+    let condition = "  match:\n    intents: [ForceDelete]\n  conditions:\n    - fact: endpoints.referenced\n      equals: true\n  action: Warn\n  message: still served\n";
+    assert!(reads(condition));
+    let path = "  match:\n    intents: [ForceDelete]\n  conditions:\n    - path: $.facts.endpoints.slices[0]\n      exists: true\n  action: Warn\n  message: still served\n";
+    assert!(reads(path));
+    let hole = "  match:\n    intents: [ForceDelete]\n  action: Warn\n  message: served by {{ facts.endpoints.slices }}\n";
+    assert!(reads(hole));
+    let remediation = "  match:\n    intents: [ForceDelete]\n  action: Deny\n  message: no\n  remediation: see {{ facts.endpoints.slices | default \"none\" }}\n";
+    assert!(reads(remediation));
+    // A path over the whole document or all facts may read any group.
+    let everything =
+        "  match:\n    intents: [ForceDelete]\n  action: Warn\n  message: uids {{ $..uid }}\n";
+    assert!(reads(everything));
+    let all_facts =
+        "  match:\n    intents: [ForceDelete]\n  action: Warn\n  message: facts {{ facts[*] }}\n";
+    assert!(reads(all_facts));
+    // A path into the request only does not.
+    let request_only = "  match:\n    intents: [ForceDelete]\n  action: Warn\n  message: by {{ request.userInfo.username }}\n";
+    assert!(!reads(request_only));
 }

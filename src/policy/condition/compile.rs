@@ -180,7 +180,7 @@ pub(crate) fn compile_path(text: &str) -> Result<Selection, String> {
             CONTEXT_ROOTS.join(", ")
         ));
     }
-    let group = match (root.as_deref(), names.get(1).cloned().flatten()) {
+    let (group, any_fact) = match (root.as_deref(), names.get(1).cloned().flatten()) {
         (Some("facts"), Some(group)) => {
             if !catalog::GROUPS.contains(&group.as_str()) {
                 return Err(format!(
@@ -188,14 +188,17 @@ pub(crate) fn compile_path(text: &str) -> Result<Selection, String> {
                     catalog::GROUPS.join(", ")
                 ));
             }
-            Some(group)
+            (Some(group), false)
         }
-        _ => None,
+        // `$..name`, `$[*]`, `$.facts[*]`: any group may be read.
+        (Some("facts"), None) | (None, _) => (None, true),
+        _ => (None, false),
     };
     Ok(Selection::Path {
         text: text.to_string(),
         plan: extract::Plan::new(query),
         group,
+        any_fact,
     })
 }
 

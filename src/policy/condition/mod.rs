@@ -246,6 +246,9 @@ pub enum Selection {
         plan: Plan,
         /// `$.facts.<group>...`: the fact group it reads, if any.
         group: Option<String>,
+        /// Reads the document or the facts as a whole (`$..x`, `$.facts[*]`),
+        /// so any fact group.
+        any_fact: bool,
     },
 }
 
@@ -403,6 +406,14 @@ impl Selection {
         match self {
             Selection::Fact { shown, .. } => shown,
             Selection::Path { text, .. } => text,
+        }
+    }
+
+    /// Whether evaluating this may read fact group `group`.
+    pub fn may_read(&self, group: &str) -> bool {
+        match self {
+            Selection::Path { any_fact: true, .. } => true,
+            _ => self.group() == Some(group),
         }
     }
 

@@ -39,6 +39,16 @@ pub struct Matcher {
 }
 
 impl Matcher {
+    /// Whether matching may read fact group `group`: label selectors read
+    /// `facts.namespace.labels` and, for evictions, `facts.pod.labels`.
+    pub fn may_read(&self, group: &str) -> bool {
+        match group {
+            "namespace" => self.namespace_selector.is_some(),
+            "pod" => self.object_selector.is_some(),
+            _ => false,
+        }
+    }
+
     /// Whether the policy applies. Label selectors may need facts the
     /// cluster view lacks, hence a three-valued verdict.
     pub fn applies(&self, intent: &Intent, scope: &Scope<'_>) -> Verdict {
