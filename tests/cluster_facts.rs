@@ -2,11 +2,17 @@
 //! cluster in `examples/cluster/` and the fixtures in `tests/fixtures/cluster/`.
 
 use std::path::PathBuf;
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
 
 use forcegate::admission::Request;
+use forcegate::cleanup::NoopRecorder;
 use forcegate::cluster::{ClusterView, SnapshotCluster};
+use forcegate::engine::{Engine, Settings};
 use forcegate::facts::{self, Facts};
 use forcegate::intent::{Intent, IntentKind, ObjectRef, Requester};
+use forcegate::policy::PolicySet;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 
@@ -170,6 +176,52 @@ fn endpoints_are_gathered_only_when_needed() {
             ..skipped
         },
         all
+    );
+}
+
+#[test]
+fn the_engine_gathers_endpoints_when_a_policy_reads_them() {
+    let target = target("Pod", "pods", Some("data"), "db-0");
+    let req = request("DELETE", &target, None, None);
+    let intent = intent(
+        IntentKind::ForceDelete {
+            already_terminating: true,
+        },
+        target,
+    );
+    let engine = |policies: PolicySet| {
+        Engine::new(
+            Arc::new(ArcSwap::from_pointee(policies)),
+            Arc::new(example()),
+            Arc::new(NoopRecorder),
+            Settings::default(),
+        )
+    };
+    let shipped = PolicySet::load_dir(&root().join("policies")).expect("shipped policies load");
+    let (facts, _) = engine(shipped).decide(&intent, &req);
+    assert!(
+        facts.pod.is_some() && facts.endpoints.is_none(),
+        "{facts:?}"
+    );
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let extra = dir.path().join("still-served.yaml");
+    std::fs::write(
+        &extra,
+        "apiVersion: forcegate.dev/v1alpha1\nkind: ForceDeletionPolicy\nmetadata:\n  name: still-served\nspec:\n  match:\n    intents: [ForceDelete]\n  conditions:\n    - fact: endpoints.referenced\n      equals: true\n  action: Warn\n  message: still served by {{ facts.endpoints.slices }}\n",
+    )
+    .expect("write policy");
+    let with_extra =
+        PolicySet::load_files(&[root().join("policies"), extra]).expect("policies load");
+    let (facts, decision) = engine(with_extra).decide(&intent, &req);
+    assert!(facts.endpoints.expect("endpoints").referenced);
+    assert!(
+        decision
+            .outcomes
+            .iter()
+            .any(|o| o.policy == "still-served" && o.message.contains("data/db-7x2kq")),
+        "{:?}",
+        decision.outcomes
     );
 }
 
