@@ -79,7 +79,8 @@ fn request(
     serde_json::from_value(review).expect("admission request")
 }
 
-fn force_delete(view: &dyn ClusterView, namespace: &str, name: &str) -> Facts {
+/// `kubectl delete pod NAME -n NAMESPACE --force --grace-period=0`.
+fn force_delete_request(namespace: &str, name: &str) -> (Intent, Request) {
     let target = target("Pod", "pods", Some(namespace), name);
     let req = request("DELETE", &target, None, None);
     let intent = intent(
@@ -88,6 +89,11 @@ fn force_delete(view: &dyn ClusterView, namespace: &str, name: &str) -> Facts {
         },
         target,
     );
+    (intent, req)
+}
+
+fn force_delete(view: &dyn ClusterView, namespace: &str, name: &str) -> Facts {
+    let (intent, req) = force_delete_request(namespace, name);
     facts::gather(&intent, &req, view, now())
 }
 
@@ -155,14 +161,7 @@ fn statefulset_leader_on_an_unreachable_node() {
 
 #[test]
 fn endpoints_are_gathered_only_when_needed() {
-    let target = target("Pod", "pods", Some("data"), "db-0");
-    let req = request("DELETE", &target, None, None);
-    let intent = intent(
-        IntentKind::ForceDelete {
-            already_terminating: true,
-        },
-        target,
-    );
+    let (intent, req) = force_delete_request("data", "db-0");
     let all = facts::gather(&intent, &req, &example(), now());
     let needed = facts::gather_for(&intent, &req, &example(), now(), facts::Needs::ALL);
     assert_eq!(needed, all);
@@ -181,14 +180,7 @@ fn endpoints_are_gathered_only_when_needed() {
 
 #[test]
 fn the_engine_gathers_endpoints_when_a_policy_reads_them() {
-    let target = target("Pod", "pods", Some("data"), "db-0");
-    let req = request("DELETE", &target, None, None);
-    let intent = intent(
-        IntentKind::ForceDelete {
-            already_terminating: true,
-        },
-        target,
-    );
+    let (intent, req) = force_delete_request("data", "db-0");
     let engine = |policies: PolicySet| {
         Engine::new(
             Arc::new(ArcSwap::from_pointee(policies)),
