@@ -345,9 +345,9 @@ def half_peak_rounds(oha_bin: str, servers: tuple, ca: Path, bodies: Path, secon
 
 def kinds_alone(oha_bin: str, servers: tuple, ca: Path, alone: dict, seconds: float) -> list[dict]:
     """Each kind of the mix alone, closed loop, forcegate then baseline: which
-    request costs what. The kubelet's final delete is never gated, so its
-    ratio is forcegate's floor (classify, log line, metrics) with no
-    decision at all."""
+    request costs what. The kubelet's final delete is never gated (and
+    logged at debug only), so its ratio is forcegate's floor (classify,
+    metrics) with no decision at all."""
     rows = []
     for kind, bodies in alone.items():
         forcegate, baseline = (oha(oha_bin, server, ca, Path(bodies), seconds) for server in servers)

@@ -242,19 +242,14 @@ fn walk_rest<'v>(value: &'v Value, steps: &[RestStep], out: &mut Vec<&'v Value>)
             literal,
             negated,
         } => {
-            let candidates: Vec<&Value> = match value {
-                Value::Array(items) => items.iter().collect(),
-                Value::Object(map) => map.values().collect(),
-                _ => Vec::new(),
-            };
-            for candidate in candidates {
+            // A filter tests what `[*]` would select.
+            let mut members = Vec::new();
+            walk(value, &[Step::All], &mut members);
+            next.extend(members.into_iter().filter(|member| {
                 let mut at = Vec::new();
-                walk(candidate, path, &mut at);
-                let equal = at.first().is_some_and(|v| json_equal(v, literal));
-                if equal != *negated {
-                    next.push(candidate);
-                }
-            }
+                walk(member, path, &mut at);
+                at.first().is_some_and(|v| json_equal(v, literal)) != *negated
+            }));
         }
     }
     next.into_iter().for_each(|v| walk_rest(v, rest, out));
