@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Load run: forcegate serve against a bare baseline, same stack, same load.
 
-    python3 bench/load.py            # full run, ~16 minutes plus builds
+    python3 bench/load.py            # full run, ~20 minutes plus builds
     python3 bench/load.py --quick    # 5 s phases, for trying the script
 
 What it does, in order (see docs/performance.md):
@@ -14,23 +14,27 @@ What it does, in order (see docs/performance.md):
   4. starts `forcegate serve` (10k snapshot, shipped policies, journal in a
      temp dir) and the baseline on 127.0.0.1, waits for /readyz, checks one
      request of each kind gets the expected answer;
-  5. drives both with oha over HTTP/1.1 keep-alive TLS: closed loop at peak
-     (alternating forcegate/baseline, `--rounds` times), each kind of the
+  5. records forcegate's answer to each body and starts the answer floor:
+     the baseline replaying those answers through the same encoder and
+     logging the same decision line (what answering costs without deciding);
+  6. drives them with oha over HTTP/1.1 keep-alive TLS: closed loop at peak
+     (alternating forcegate/baseline/floor, `--rounds` times), each kind of the
      mix alone at peak (which request costs what), then open loop at
      the same fixed rates for both (10/25/50/75% of forcegate's peak, so
      none overloads it; 50% is the p99 target's point, run `--rounds`
      times alternating and judged on the median p99), recording each
      server's CPU time per request;
-  6. calibrates: the baseline again with `--work-us W` (W µs of CPU burnt
-     per request, W = 5 … 80), its peak and its p99 at forcegate's
-     half-peak rate, so the targets read as a budget in µs per request;
-  7. reads RSS (VmRSS/VmHWM from /proc) of serve idle after the load, then
+  7. calibrates: the baseline again with `--work-us W` (W µs of CPU burnt
+     per request, W = 5 … 80), its peak against a bare baseline round just
+     before it and its p99 at forcegate's half-peak rate, so the targets
+     read as a budget in µs per request;
+  8. reads RSS (VmRSS/VmHWM from /proc) of serve idle after the load, then
      for each snapshot size: at ready and idle after a short load;
-  8. runs examples/decision_scaling (decision time vs cluster size, sizes
+  9. runs examples/decision_scaling (decision time vs cluster size, sizes
      timed in interleaved rounds so machine noise hits all alike);
-  9. writes docs/img/latency-vs-load.png, docs/img/calibration.png,
-     docs/img/scaling.png, bench/results.json, and the results section of
-     docs/performance.md.
+  10. writes docs/img/latency-vs-load.png, docs/img/calibration.png,
+      docs/img/scaling.png, bench/results.json, and the results section of
+      docs/performance.md.
 
 Traffic goes to 127.0.0.1 only; every phase is bounded in time.
 """
@@ -228,16 +232,19 @@ def start_forcegate(work: Path, snapshot: Path, certs: Path, tag: str) -> Server
     return Server(f"forcegate-{tag}", cmd, port, work / f"forcegate-{tag}.log")
 
 
-def start_baseline(work: Path, certs: Path, work_us: int = 0) -> Server:
+def start_baseline(work: Path, certs: Path, work_us: int = 0, answers: Path | None = None) -> Server:
     """The bare baseline; with `work_us`, one that also burns that much CPU
-    per request (the calibration servers)."""
+    per request (the calibration servers); with `answers`, the answer floor:
+    it replays forcegate's recorded answers and logs its decision line."""
     port = free_port()
-    name = f"baseline+{work_us}us" if work_us else "baseline"
+    name = "answer-floor" if answers else f"baseline+{work_us}us" if work_us else "baseline"
     cmd = [
         str(RELEASE / "examples" / "baseline"),
         "--listen", f"127.0.0.1:{port}", "--metrics-listen", "",
         "--tls-dir", str(certs), "--log-format", "json", "--work-us", str(work_us),
     ]
+    if answers:
+        cmd += ["--answers", str(answers)]
     return Server(name, cmd, port, work / f"{name}.log")
 
 
@@ -265,6 +272,27 @@ def check_decisions(forcegate: Server, baseline: Server, ca: Path, samples: Path
         rows.append({"scenario": scenario["name"], "allowed": got["allowed"], "message": message[:160]})
         log(f"  {scenario['name']}: allowed={got['allowed']} {message[:100]!r}")
     return rows
+
+
+def record_answers(forcegate: Server, ca: Path, bodies: Path, out: Path) -> Path:
+    """forcegate's answer to each body of the mix, one review per line: what
+    the answer floor replays."""
+    with out.open("w") as answers:
+        for body in bodies.read_text().splitlines():
+            if body.strip():
+                answers.write(json.dumps(post(forcegate, ca, body.encode())) + "\n")
+    return out
+
+
+def check_floor(floor: Server, ca: Path, bodies: Path, answers: Path) -> None:
+    """The floor answers every body exactly as forcegate did."""
+    recorded = [json.loads(line) for line in answers.read_text().splitlines()]
+    sent = [body for body in bodies.read_text().splitlines() if body.strip()]
+    for body, expected in zip(sent, recorded, strict=True):
+        got = post(floor, ca, body.encode())
+        if got != expected:
+            raise SystemExit(f"answer floor answered {got}, forcegate {expected}")
+    log(f"  answer floor gives forcegate's {len(sent)} answers")
 
 
 # ---------------------------------------------------------------- load
@@ -370,22 +398,24 @@ def kinds_alone(oha_bin: str, servers: tuple, ca: Path, alone: dict, seconds: fl
 CALIBRATION_US = [5, 10, 20, 40, 80]
 
 
-def calibrate(oha_bin: str, work: Path, certs: Path, ca: Path, bodies: Path, seconds: float, results: dict) -> dict:
+def calibrate(oha_bin: str, work: Path, baseline: Server, certs: Path, ca: Path, bodies: Path, seconds: float, results: dict) -> dict:
     """What a fixed amount of extra CPU per request costs on this machine.
 
     The baseline again, burning `w` µs per request after decoding: its peak
-    as a share of the bare baseline's, and its p99 at the rate that is half
-    of forcegate's peak. Read against forcegate's own numbers this says how
-    much per-request work the targets leave room for here, and how much
-    forcegate's decision, log line and metrics weigh in those terms."""
+    as a share of a bare baseline round run just before it (so a shift in
+    the host's load between them does not read as the work's cost), and
+    its p99 at the rate that is half of forcegate's peak. Read against
+    forcegate's own numbers this says how much per-request work the targets
+    leave room for here, and how much forcegate's decision, log line and
+    metrics weigh in those terms."""
     half_rate = results["half_peak"]["rate"]
-    peak_b = results["peak"]["baseline"]
     points = []
     for work_us in CALIBRATION_US:
         server = start_baseline(work, certs, work_us)
         try:
             server.wait_ready(ca)
             oha(oha_bin, server, ca, bodies, min(3.0, seconds))
+            bare = oha(oha_bin, baseline, ca, bodies, seconds)
             peak = oha(oha_bin, server, ca, bodies, seconds)
             half = oha(oha_bin, server, ca, bodies, seconds, half_rate)
         finally:
@@ -394,17 +424,21 @@ def calibrate(oha_bin: str, work: Path, certs: Path, ca: Path, bodies: Path, sec
             {
                 "work_us": work_us,
                 "rps": peak["rps"],
-                "ratio": round(peak["rps"] / peak_b, 3),
+                "bare_rps": bare["rps"],
+                "ratio": round(peak["rps"] / bare["rps"], 3),
                 "cpu_us_per_request": peak["cpu_us_per_request"],
                 "p99_ms_at_half": half["p99_ms"],
             }
         )
     curve = [(0.0, 1.0)] + [(p["work_us"], p["ratio"]) for p in points]
+    floor = results["peak"]["floor_ratio"]
     return {
         "half_rate": half_rate,
         "points": points,
         "budget_us_at_80": crossing(curve, 0.8),
         "forcegate_equivalent_us": crossing(curve, results["peak"]["ratio"]),
+        # A floor at or above the bare baseline (noise) costs nothing.
+        "floor_equivalent_us": 0.0 if floor >= 1 else crossing(curve, floor),
     }
 
 
@@ -617,6 +651,12 @@ def markdown(results: dict) -> str:
         f"Peak (median of rounds): forcegate {p['forcegate']:.0f} req/s, baseline "
         f"{p['baseline']:.0f} req/s, **ratio {p['ratio']:.0%}**.",
         "",
+        f"Answer floor: the baseline replaying forcegate's recorded answers through the same encoder "
+        f"and logging the same decision line, without deciding: {p['floor']:.0f} req/s, "
+        f"**{p['floor_ratio']:.0%}** of the baseline. No engine giving these answers gets higher here; "
+        f"from the floor down to forcegate is the decision (classify, facts, policies, messages), "
+        f"its metrics and the cleanup record.",
+        "",
     ]
     half = results["half_peak"]
     lines += [
@@ -683,20 +723,23 @@ def calibration_markdown(results: dict) -> list[str]:
         "",
     ]
     lines += table(
-        ["added CPU per request", "peak req/s", "% of bare baseline", "CPU µs/req", "p99 ms at half of forcegate's peak"],
+        ["added CPU per request", "peak req/s", "bare baseline just before", "% of bare baseline", "CPU µs/req", "p99 ms at half of forcegate's peak"],
         [
-            [f"{p['work_us']} µs", f"{p['rps']:.0f}", f"{p['ratio']:.0%}", p["cpu_us_per_request"], p["p99_ms_at_half"]]
+            [f"{p['work_us']} µs", f"{p['rps']:.0f}", f"{p['bare_rps']:.0f}", f"{p['ratio']:.0%}", p["cpu_us_per_request"], p["p99_ms_at_half"]]
             for p in cal["points"]
         ],
     )
-    budget = cal["budget_us_at_80"]
-    equivalent = cal["forcegate_equivalent_us"]
     last = CALIBRATION_US[-1]
+
+    def us(value: float | None, above: str = f"more than {last}") -> str:
+        return f"**{value if value is not None else above} µs**"
+
     lines += [
         "",
-        f"80% of the baseline leaves room for **{budget if budget is not None else '?'} µs** of work per "
-        f"request on this machine; forcegate's throughput equals a baseline that burns "
-        f"**{equivalent if equivalent is not None else f'more than {last}'} µs** per request.",
+        f"80% of the baseline leaves room for {us(cal['budget_us_at_80'], '?')} of work per request on this "
+        f"machine. The answer floor (forcegate's answers and log line, no deciding) equals a baseline that "
+        f"burns {us(cal.get('floor_equivalent_us'))}; forcegate equals one that burns "
+        f"{us(cal['forcegate_equivalent_us'])}.",
         "",
     ]
     return lines
@@ -766,20 +809,37 @@ def main() -> None:
         baseline.wait_ready(ca)
         log("checking one request of each kind")
         results["decisions"] = check_decisions(forcegate, baseline, ca, Path(main_fx["samples"]), main_fx)
+        answers = record_answers(forcegate, ca, bodies, work / "answers.jsonl")
+        floor = start_baseline(work, certs, answers=answers)
+        servers.append(floor)
+        floor.wait_ready(ca)
+        check_floor(floor, ca, bodies, answers)
 
         log("warm-up")
-        for server in (forcegate, baseline):
+        for server in (forcegate, baseline, floor):
             oha(oha_bin, server, ca, bodies, min(3.0, seconds))
 
         log("peak, closed loop, alternating")
         results["peak_rounds"] = []
         for _ in range(rounds):
-            for server in (forcegate, baseline):
+            for server in (forcegate, baseline, floor):
                 results["peak_rounds"].append(oha(oha_bin, server, ca, bodies, seconds))
-        peak_f = statistics.median(r["rps"] for r in results["peak_rounds"] if r["server"] == forcegate.name)
-        peak_b = statistics.median(r["rps"] for r in results["peak_rounds"] if r["server"] == baseline.name)
-        results["peak"] = {"forcegate": peak_f, "baseline": peak_b, "ratio": round(peak_f / peak_b, 3)}
-        log(f"peak: forcegate {peak_f:.0f} req/s, baseline {peak_b:.0f} req/s, ratio {peak_f / peak_b:.1%}")
+        peak_f, peak_b, peak_floor = (
+            statistics.median(r["rps"] for r in results["peak_rounds"] if r["server"] == server.name)
+            for server in (forcegate, baseline, floor)
+        )
+        results["peak"] = {
+            "forcegate": peak_f,
+            "baseline": peak_b,
+            "ratio": round(peak_f / peak_b, 3),
+            "floor": peak_floor,
+            "floor_ratio": round(peak_floor / peak_b, 3),
+        }
+        floor.stop()
+        log(
+            f"peak: forcegate {peak_f:.0f} req/s, baseline {peak_b:.0f} req/s, ratio {peak_f / peak_b:.1%}; "
+            f"answer floor {peak_floor:.0f} req/s ({peak_floor / peak_b:.1%})"
+        )
 
         log("each kind of request alone, closed loop")
         results["kinds_alone"] = kinds_alone(
@@ -797,7 +857,7 @@ def main() -> None:
         results["half_peak"] = half_peak_rounds(oha_bin, (forcegate, baseline), ca, bodies, seconds, results, rounds)
 
         log("calibration: baselines that burn a fixed CPU time per request")
-        results["calibration"] = calibrate(oha_bin, work, certs, ca, bodies, seconds, results)
+        results["calibration"] = calibrate(oha_bin, work, baseline, certs, ca, bodies, seconds, results)
 
         time.sleep(5)
         results["main_rss"] = memory(forcegate.proc.pid)

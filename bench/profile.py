@@ -3,6 +3,7 @@
 
     python3 bench/profile.py                           # the load mix
     python3 bench/profile.py --kind force_delete_leader --seconds 10
+    python3 bench/profile.py --floor      # against the answer floor
 
 Starts `forcegate serve` on the 10k-pod snapshot, then the bare baseline,
 drives each at peak (closed loop, as in bench/load.py), samples it with
@@ -11,7 +12,9 @@ first stage its stack contains (decide, decode, encode, log line, ...).
 Each stage's share times the server's CPU µs per request (from /proc over
 the same window) is printed for both servers, with the difference: what
 forcegate's work costs, and how much more the parts both servers share
-cost when it runs next to them. Needs `perf` (Debian: linux-perf) and the
+cost when it runs next to them. With `--floor` the other server is the
+answer floor (forcegate's answers replayed and its log line written, no
+deciding), so the difference is the decision's alone. Needs `perf` (Debian: linux-perf) and the
 release builds `bench/load.py` makes. Traffic goes to 127.0.0.1 only.
 """
 
@@ -93,17 +96,17 @@ def profile(oha_bin: str, server: load.Server, ca: Path, bodies: Path, seconds: 
     }
 
 
-def report(forcegate: dict, baseline: dict) -> str:
+def report(forcegate: dict, baseline: dict, other: str) -> str:
     stages = [name for name, _ in STAGES] + ["other"]
-    rows = [f"{'µs per request':<36} {'forcegate':>10} {'baseline':>10} {'difference':>11}"]
+    rows = [f"{'µs per request':<36} {'forcegate':>10} {other:>12} {'difference':>11}"]
     for stage in stages:
         f = forcegate["us_per_request"].get(stage, 0.0)
         b = baseline["us_per_request"].get(stage, 0.0)
-        rows.append(f"{stage:<36} {f:>10.1f} {b:>10.1f} {f - b:>+11.1f}")
+        rows.append(f"{stage:<36} {f:>10.1f} {b:>12.1f} {f - b:>+11.1f}")
     f, b = forcegate["cpu_us_per_request"], baseline["cpu_us_per_request"]
-    rows.append(f"{'total (CPU time / requests)':<36} {f:>10.1f} {b:>10.1f} {f - b:>+11.1f}")
+    rows.append(f"{'total (CPU time / requests)':<36} {f:>10.1f} {b:>12.1f} {f - b:>+11.1f}")
     rows.append(
-        f"peak req/s: forcegate {forcegate['rps']:.0f}, baseline {baseline['rps']:.0f} "
+        f"peak req/s: forcegate {forcegate['rps']:.0f}, {other} {baseline['rps']:.0f} "
         f"(ratio {forcegate['rps'] / baseline['rps']:.0%}); samples {forcegate['samples']} / {baseline['samples']}"
     )
     return "\n".join(rows)
@@ -113,6 +116,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--kind", help="one kind of request alone (a scenario name), default: the load mix")
     parser.add_argument("--seconds", type=float, default=8, help="length of the sampled phase")
+    parser.add_argument("--floor", action="store_true", help="compare with the answer floor, not the bare baseline")
     parser.add_argument("--skip-build", action="store_true")
     args = parser.parse_args()
     if subprocess.run(["perf", "--version"], capture_output=True).returncode != 0:
@@ -125,19 +129,23 @@ def main() -> None:
     bodies = Path(fixtures["bodiesAlone"][args.kind] if args.kind else fixtures["bodies"])
     certs = work / "certs"
     ca = certs / "ca.crt"
+    other = "answer floor" if args.floor else "baseline"
+    answers = None
     results = {}
-    for name in ("forcegate", "baseline"):
+    for name in ("forcegate", other):
         if name == "forcegate":
             server = load.start_forcegate(work, Path(fixtures["snapshot"]), certs, "10k")
         else:
-            server = load.start_baseline(work, certs)
+            server = load.start_baseline(work, certs, answers=answers)
         try:
             server.wait_ready(ca)
+            if name == "forcegate" and args.floor:
+                answers = load.record_answers(server, ca, bodies, work / "answers.jsonl")
             results[name] = profile(oha_bin, server, ca, bodies, args.seconds, work / f"{name}.perf")
         finally:
             server.stop()
     print(f"\n{args.kind or 'load mix'}, closed loop, {load.CONNECTIONS} connections, {args.seconds} s sampled")
-    print(report(results["forcegate"], results["baseline"]))
+    print(report(results["forcegate"], results[other], other))
 
 
 if __name__ == "__main__":

@@ -10,12 +10,19 @@
 //! `serve` spends beyond this is the price of deciding (classify, facts,
 //! policies, record, metrics, logs).
 //!
+//! With `--answers`, it gives the answers `serve` gave (recorded by UID)
+//! through the same encoder and logs the same decision line, without
+//! deciding: the answer floor, what any engine giving those answers would
+//! cost at least.
+//!
 //! ```text
 //! cargo run --release --example baseline -- --listen 127.0.0.1:8444 --tls-dir certs
 //! ```
 //!
 //! Used by `bench/load.py`; not a product.
 
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -59,6 +66,11 @@ struct Cli {
     /// latency on the load run's machine (0: a bare baseline).
     #[arg(long, default_value_t = 0)]
     work_us: u64,
+    /// AdmissionReviews `serve` answered, one JSON per line: answer each
+    /// request with the one of the same UID (others are allowed) and log
+    /// gated ones as `serve` does.
+    #[arg(long)]
+    answers: Option<PathBuf>,
 }
 
 /// What the handler needs: the limits `serve` applies in its handler.
@@ -68,6 +80,74 @@ struct Limits {
     request_timeout: Duration,
     permits: Arc<Semaphore>,
     work: Work,
+    answers: Arc<Answers>,
+}
+
+/// Recorded answers by request UID.
+type Answers = HashMap<String, Answer>;
+
+/// What `serve` answered to one request, and what its log line named.
+struct Answer {
+    decision: Decision,
+    /// The intent's name; empty when the request was not gated.
+    intent: String,
+    policies: Vec<String>,
+}
+
+/// Read recorded AdmissionReviews: each line's `response`, keyed by UID.
+fn load_answers(path: &Path) -> anyhow::Result<Answers> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut answers = Answers::new();
+    for (line, review) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let review: serde_json::Value = serde_json::from_str(review)
+            .with_context(|| format!("{}:{}: not JSON", path.display(), line + 1))?;
+        let response = &review["response"];
+        let uid = response["uid"].as_str().unwrap_or_default();
+        anyhow::ensure!(
+            !uid.is_empty(),
+            "{}:{}: no response.uid",
+            path.display(),
+            line + 1
+        );
+        let texts = |value: &serde_json::Value| -> Vec<String> {
+            value
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        };
+        let audit_annotations: BTreeMap<String, String> =
+            serde_json::from_value(response["auditAnnotations"].clone()).unwrap_or_default();
+        let policies = audit_annotations
+            .get("policies")
+            .map_or_else(Vec::new, |list| {
+                list.split(',')
+                    .map(|p| p.split('=').next().unwrap_or(p).to_owned())
+                    .collect()
+            });
+        let answer = Answer {
+            intent: audit_annotations.get("intent").cloned().unwrap_or_default(),
+            policies,
+            decision: Decision {
+                allowed: response["allowed"].as_bool().unwrap_or(true),
+                message: response["status"]["message"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+                warnings: texts(&response["warnings"]),
+                audit_annotations,
+                ..Decision::default()
+            },
+        };
+        answers.insert(uid.to_owned(), answer);
+    }
+    Ok(answers)
 }
 
 /// A fixed amount of CPU work per request, in loop iterations calibrated
@@ -119,6 +199,13 @@ fn main() -> ExitCode {
     };
     let _ = rustls::crypto::ring::default_provider().install_default();
     let work = Work::calibrate(cli.work_us);
+    let answers = match cli.answers.as_deref().map(load_answers).transpose() {
+        Ok(answers) => answers.unwrap_or_default(),
+        Err(err) => {
+            eprintln!("baseline: {err:#}");
+            return ExitCode::FAILURE;
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -129,7 +216,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(cli.serve, work)) {
+    match runtime.block_on(run(cli.serve, work, answers)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("baseline: {err:#}");
@@ -138,15 +225,17 @@ fn main() -> ExitCode {
     }
 }
 
-async fn run(args: ServeArgs, work: Work) -> anyhow::Result<()> {
+async fn run(args: ServeArgs, work: Work, answers: Answers) -> anyhow::Result<()> {
     let config = server::Config::from_args(&args)?;
     forcegate::certs::ensure_dev_certs(&args.tls_dir, "forcegate", "forcegate")
         .with_context(|| format!("certificates in {}", args.tls_dir.display()))?;
+    let answer_count = answers.len();
     let limits = Limits {
         body_limit: config.body_limit,
         request_timeout: config.request_timeout,
         permits: Arc::new(Semaphore::new(config.max_concurrency.max(1))),
         work,
+        answers: Arc::new(answers),
     };
     let router = Router::new()
         .route("/validate", post(allow))
@@ -168,7 +257,12 @@ async fn run(args: ServeArgs, work: Work) -> anyhow::Result<()> {
         .with_shutdown(shutdown.clone())
         .bind()
         .await?;
-    tracing::info!(listen = %running.local_addr(), work_iterations = work.iterations, "baseline serving");
+    tracing::info!(
+        listen = %running.local_addr(),
+        work_iterations = work.iterations,
+        answers = answer_count,
+        "baseline serving"
+    );
     tokio::spawn(async move {
         if server::shutdown::signal().await.is_ok() {
             shutdown.trigger();
@@ -222,10 +316,43 @@ async fn answer(limits: &Limits, headers: &HeaderMap, body: Body) -> Result<Vec<
         }
         bytes.extend_from_slice(&chunk);
     }
+    let started = Instant::now();
     let request = admission::decode(&bytes)?;
     limits.work.run();
-    let response = admission::respond(&request, &Decision::allow(), None);
+    let Some(answer) = limits.answers.get(&request.uid) else {
+        let response = admission::respond(&request, &Decision::allow(), None);
+        return Ok(admission::encode(&response));
+    };
+    let response = admission::respond(&request, &answer.decision, None);
+    if !answer.intent.is_empty() {
+        log_like_serve(&request, answer, started.elapsed());
+    }
     Ok(admission::encode(&response))
+}
+
+/// The line `serve` logs for a gated decision: same fields, same sizes,
+/// same target (so the default filter, `forcegate=info`, lets it through).
+fn log_like_serve(request: &admission::Request, answer: &Answer, elapsed: Duration) {
+    let duration_ms = (elapsed.as_secs_f64() * 1_000_000.0).round() / 1000.0;
+    let object = match &request.namespace {
+        Some(ns) => format!("{} {ns}/{}", request.resource.resource, request.name),
+        None => format!("{} {}", request.resource.resource, request.name),
+    };
+    tracing::info!(
+        target: "forcegate::server::routes",
+        uid = %request.uid,
+        endpoint = "validate",
+        intent = answer.intent.as_str(),
+        user = %request.user_info.username.as_deref().unwrap_or_default(),
+        object = %object,
+        decision = if answer.decision.allowed { "allowed" } else { "denied" },
+        policies = %answer.policies.join(","),
+        record = "",
+        break_glass = false,
+        dry_run = request.dry_run,
+        duration_ms,
+        "admission decision"
+    );
 }
 
 fn json(status: StatusCode, body: Vec<u8>) -> Response {
