@@ -653,7 +653,8 @@ def markdown(results: dict) -> str:
         "",
         f"Answer floor: the baseline replaying forcegate's recorded answers through the same encoder "
         f"and logging the same decision line, without deciding: {p['floor']:.0f} req/s, "
-        f"**{p['floor_ratio']:.0%}** of the baseline. No engine giving these answers gets higher here; "
+        f"**{p['floor_ratio']:.0%}** of the baseline. No engine giving these answers and writing this log line "
+        f"gets higher here; "
         f"from the floor down to forcegate is the decision (classify, facts, policies, messages), "
         f"its metrics and the cleanup record.",
         "",
