@@ -294,6 +294,8 @@ async fn allow(State(limits): State<Limits>, headers: HeaderMap, body: Body) -> 
 }
 
 async fn answer(limits: &Limits, headers: &HeaderMap, body: Body) -> Result<Vec<u8>, BadReview> {
+    // From the start of the handler, as `serve` times its decision line.
+    let started = Instant::now();
     let content_type = headers
         .get(header::CONTENT_TYPE)
         .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
@@ -316,15 +318,13 @@ async fn answer(limits: &Limits, headers: &HeaderMap, body: Body) -> Result<Vec<
         }
         bytes.extend_from_slice(&chunk);
     }
-    let started = Instant::now();
     let request = admission::decode(&bytes)?;
     limits.work.run();
-    let Some(answer) = limits.answers.get(&request.uid) else {
-        let response = admission::respond(&request, &Decision::allow(), None);
-        return Ok(admission::encode(&response));
-    };
-    let response = admission::respond(&request, &answer.decision, None);
-    if !answer.intent.is_empty() {
+    let answer = limits.answers.get(&request.uid);
+    let allow = Decision::allow();
+    let decision = answer.map_or(&allow, |answer| &answer.decision);
+    let response = admission::respond(&request, decision, None);
+    if let Some(answer) = answer.filter(|answer| !answer.intent.is_empty()) {
         log_like_serve(&request, answer, started.elapsed());
     }
     Ok(admission::encode(&response))
