@@ -1,10 +1,9 @@
 //! The `forcegate` binary: all logic lives in the library.
 
-/// glibc's allocator spent a tenth of a decision consolidating its free
-/// lists each time a response grew past 1 KiB; mimalloc does not. The bench
-/// baseline (`examples/baseline.rs`) uses the same allocator.
+/// mimalloc (see `forcegate::alloc`); the bench baseline
+/// (`examples/baseline.rs`) uses the same allocator.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: forcegate::alloc::MiMalloc = forcegate::alloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
     forcegate::cli::main()

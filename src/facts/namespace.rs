@@ -4,9 +4,7 @@
 //! etcd (invisible, never cleaned up, resurrected if the namespace is
 //! re-created): the counts say what would be stranded.
 
-use k8s_openapi::api::core::v1 as k8s;
-
-use super::pod::request_object;
+use super::pod::is_kind;
 use super::{Facts, NamespaceFacts};
 use crate::admission::Request;
 use crate::cluster::ClusterView;
@@ -20,11 +18,13 @@ pub(super) fn gather(
     view: &dyn ClusterView,
 ) {
     let name = intent.target.name.clone();
-    let from_request: Option<k8s::Namespace> =
-        request_object(request.old_object.as_ref(), "Namespace")
-            .or_else(|| request_object(request.object.as_ref(), "Namespace"));
+    let from_request = [request.old_object.as_ref(), request.object.as_ref()]
+        .into_iter()
+        .flatten()
+        .filter(|object| is_kind(object, "Namespace"))
+        .find_map(|object| Namespace::from_dynamic(object).ok());
     let namespace = match from_request {
-        Some(ns) => Some(Namespace::from(ns)),
+        Some(ns) => Some(ns),
         None => match view.namespace(&name) {
             Ok(ns) => ns.map(|ns| (*ns).clone()),
             Err(why) => return facts.unknown("namespace", why),

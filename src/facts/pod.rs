@@ -96,7 +96,7 @@ fn resolve(
 }
 
 /// A request object without type information is taken to be the kind asked.
-fn is_kind(object: &DynamicObject, kind: &str) -> bool {
+pub(super) fn is_kind(object: &DynamicObject, kind: &str) -> bool {
     object.types.as_ref().is_none_or(|t| t.kind == kind)
 }
 

@@ -7,9 +7,11 @@
 //! intent enum happens to serialize.
 //!
 //! The document is never built as a whole for a simple path: a [`Context`]
-//! reads it straight from the typed request, facts and intent (see
-//! [`extract`](super::extract)). Only a JSONPath the simple walk cannot take
-//! (`$..name`, filters, slices) turns it into JSON, once per evaluation.
+//! reads the facts, intent, target, requester, settings and record as typed
+//! values ([`typed`]), the request and its objects through their `Serialize`
+//! impls (see [`extract`](super::extract)). Only a JSONPath that must see the
+//! whole document (`$..name`, a filter that refers to `$`) turns it into
+//! JSON, once per evaluation.
 
 use std::cell::{OnceCell, RefCell};
 use std::collections::BTreeMap;
@@ -22,24 +24,27 @@ use serde_json::Value;
 
 use super::EvalInput;
 use super::catalog;
-use super::extract::{self, Plan, Step};
+use super::extract::typed::{self, Walk};
+use super::extract::{self, PathKey, Plan, Rest, Step};
 use crate::admission::Request;
 use crate::facts::Facts;
-use crate::intent::{Intent, IntentKind, ObjectRef, Requester};
+use crate::intent::{IntentKind, ObjectRef, Requester};
+
+mod walk;
 
 /// What one evaluation reads, built lazily.
 pub struct Context<'a> {
     source: Source<'a>,
     /// The whole document as JSON, for general JSONPath queries only.
     json: OnceCell<Value>,
-    /// Selections already made, by path text: policies read the same few
-    /// paths many times (`facts.node.name` five times in one remediation,
+    /// Selections already made, by path: policies read the same few paths
+    /// many times (`facts.node.name` five times in one remediation,
     /// `facts.node.fenced` in three policies). A short list beats a map here.
     selected: RefCell<Vec<Selected>>,
 }
 
-/// A path's text and the values it selected.
-type Selected = (Box<str>, Rc<[Value]>);
+/// A path and the values it selected.
+type Selected = (PathKey, Rc<[Value]>);
 
 enum Source<'a> {
     Typed(Box<Document<'a>>),
@@ -61,19 +66,26 @@ struct Document<'a> {
     /// The cleanup record's name, from this UID: named only when read.
     #[serde(rename = "record", serialize_with = "as_record_name")]
     record_uid: Option<&'a str>,
+    /// The record's name once a typed walk has read it.
+    #[serde(skip)]
+    record_name: OnceCell<Option<String>>,
     settings: SettingsDocument<'a>,
     #[serde(serialize_with = "as_text")]
     now: k8s_openapi::jiff::Timestamp,
 }
 
 /// The intent plus conveniences that do not depend on the enum's encoding.
+/// The intent's own members are listed rather than flattened in: serde's
+/// `flatten` goes through a map serializer that copies every key.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct IntentDocument<'a> {
-    #[serde(flatten)]
-    intent: &'a Intent,
+    kind: &'a IntentKind,
+    target: &'a ObjectRef,
+    requester: &'a Requester,
+    dry_run: bool,
     #[serde(rename = "type")]
-    kind: &'static str,
+    type_name: &'static str,
     removed_finalizers: &'a [String],
     #[serde(skip_serializing_if = "Option::is_none")]
     object_deleting: Option<bool>,
@@ -125,8 +137,11 @@ impl<'a> Context<'a> {
             old_object: input.request.old_object.as_ref(),
             facts: input.facts,
             intent: IntentDocument {
-                intent,
-                kind: intent.kind.name(),
+                kind: &intent.kind,
+                target: &intent.target,
+                requester: &intent.requester,
+                dry_run: intent.dry_run,
+                type_name: intent.kind.name(),
                 removed_finalizers: removed,
                 object_deleting,
                 already_terminating,
@@ -134,6 +149,7 @@ impl<'a> Context<'a> {
             target: &intent.target,
             requester: &intent.requester,
             record_uid: record,
+            record_name: OnceCell::new(),
             settings: SettingsDocument {
                 break_glass_group: &input.settings.break_glass_group,
             },
@@ -158,34 +174,37 @@ impl<'a> Context<'a> {
     /// The values a compiled path selects.
     pub fn select(&self, plan: &Plan) -> Vec<Value> {
         match &self.source {
-            Source::Typed(document) => extract::run_with(
-                plan,
-                |steps, out| document.select(steps, out),
-                || {
-                    self.json.get_or_init(|| {
-                        // Strings, numbers, bools and string-keyed maps cannot
-                        // fail to serialize; a failure reads as an empty document.
-                        serde_json::to_value(document.as_ref()).unwrap_or(Value::Null)
-                    })
-                },
-            ),
+            Source::Typed(document) => {
+                if let Some(values) = document.select_typed(plan) {
+                    return values;
+                }
+                extract::run_with(
+                    plan,
+                    |steps, out| document.select(steps, out),
+                    || {
+                        self.json.get_or_init(|| {
+                            // Strings, numbers, bools and string-keyed maps cannot
+                            // fail to serialize; a failure reads as an empty document.
+                            serde_json::to_value(document.as_ref()).unwrap_or(Value::Null)
+                        })
+                    },
+                )
+            }
             Source::Json(value) => extract::run(plan, *value, || value),
         }
     }
 
     /// The non-null values at `plan`, selected once per evaluation: `path`
-    /// is the text `plan` was compiled from (the document never changes
-    /// during an evaluation, so the same path always selects the same).
-    pub fn select_once(&self, path: &str, plan: &Plan) -> Rc<[Value]> {
-        if let Some((_, values)) = self.selected.borrow().iter().find(|(p, _)| **p == *path) {
+    /// is the key of the text `plan` was compiled from (the document never
+    /// changes during an evaluation, so the same path always selects the same).
+    pub fn select_once(&self, path: PathKey, plan: &Plan) -> Rc<[Value]> {
+        if let Some((_, values)) = self.selected.borrow().iter().find(|(p, _)| *p == path) {
             return Rc::clone(values);
         }
         let mut values = self.select(plan);
         values.retain(|v| !v.is_null());
         let values: Rc<[Value]> = values.into();
-        self.selected
-            .borrow_mut()
-            .push((path.into(), Rc::clone(&values)));
+        self.selected.borrow_mut().push((path, Rc::clone(&values)));
         values
     }
 
@@ -220,48 +239,63 @@ impl<'a> Context<'a> {
 }
 
 impl Document<'_> {
+    /// The members walked as typed values (see [`typed`]): the facts, the
+    /// request's identity and the record's name, which policies read most.
+    fn typed_root(&self, root: &str) -> Option<&dyn Walk> {
+        match root {
+            "facts" => Some(self.facts),
+            "target" => Some(self.target),
+            "requester" => Some(self.requester),
+            "intent" => Some(&self.intent),
+            "settings" => Some(&self.settings),
+            "record" => Some(
+                self.record_name
+                    .get_or_init(|| self.record_uid.map(crate::cleanup::record_name)),
+            ),
+            _ => None,
+        }
+    }
+
+    /// What `plan` selects, when it walks a typed member from start to end
+    /// (filters included); `None` sends it the general way.
+    fn select_typed(&self, plan: &Plan) -> Option<Vec<Value>> {
+        let (steps, rest) = match plan {
+            Plan::Walk(steps) => (steps, None),
+            Plan::Rooted {
+                prefix,
+                rest: Rest::Walk(rest),
+            } => (prefix, Some(rest)),
+            _ => return None,
+        };
+        let (Step::Key(root), steps) = steps.split_first()? else {
+            return None;
+        };
+        let root = self.typed_root(root)?;
+        let mut out = Vec::new();
+        match rest {
+            None => typed::walk(root, steps, &mut out),
+            Some(rest) => typed::walk_rooted(root, steps, rest, &mut out),
+        }
+        Some(out)
+    }
+
     /// Walk `steps` from the root, going straight to the member the first
     /// step names rather than serializing the document to skip the others
-    /// (a fifth of a decision's instructions went to that). Members with
-    /// their own serialization (`record`, `now`) take the general way.
+    /// (a fifth of a decision's instructions went to that). `now`, with
+    /// its own serialization, takes the general way.
     fn select(&self, steps: &[Step], out: &mut Vec<Value>) {
         let Some((Step::Key(root), rest)) = steps.split_first() else {
             return extract::select(self, steps, out);
         };
+        if let Some(typed) = self.typed_root(root) {
+            return typed::walk(typed, rest, out);
+        }
         match root.as_str() {
-            "facts" => select_facts(self.facts, rest, out),
-            "target" => extract::select(self.target, rest, out),
-            "intent" => extract::select(&self.intent, rest, out),
-            "requester" => extract::select(self.requester, rest, out),
             "request" => extract::select(self.request, rest, out),
             "object" => extract::select(&self.object, rest, out),
             "oldObject" => extract::select(&self.old_object, rest, out),
-            "settings" => extract::select(&self.settings, rest, out),
             _ => extract::select(self, steps, out),
         }
-    }
-}
-
-/// Walk `steps` inside the facts, going straight to the group the first
-/// step names: the `Serialize` walk would offer all eleven groups to be
-/// skipped by name, for each of the ~8 fact paths a decision reads. A name
-/// not listed here takes that general walk.
-fn select_facts(facts: &Facts, steps: &[Step], out: &mut Vec<Value>) {
-    let Some((Step::Key(group), rest)) = steps.split_first() else {
-        return extract::select(facts, steps, out);
-    };
-    match group.as_str() {
-        "pod" => extract::select(&facts.pod, rest, out),
-        "node" => extract::select(&facts.node, rest, out),
-        "owners" => extract::select(&facts.owners, rest, out),
-        "leader" => extract::select(&facts.leader, rest, out),
-        "volumes" => extract::select(&facts.volumes, rest, out),
-        "endpoints" => extract::select(&facts.endpoints, rest, out),
-        "finalizers" => extract::select(&facts.finalizers, rest, out),
-        "claim" => extract::select(&facts.claim, rest, out),
-        "persistentVolume" => extract::select(&facts.persistent_volume, rest, out),
-        "namespace" => extract::select(&facts.namespace, rest, out),
-        _ => extract::select(facts, steps, out),
     }
 }
 

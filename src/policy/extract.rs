@@ -13,6 +13,9 @@ use jsonpath_rust::parser::model::{
     Comparable, Comparison, Filter, FilterAtom, JpQuery, Literal, Segment, Selector, SingularQuery,
     SingularQuerySegment,
 };
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+
 use serde::Serialize;
 use serde_json::Value;
 
@@ -55,6 +58,27 @@ pub fn walk<'v>(value: &'v Value, steps: &[Step], out: &mut Vec<&'v Value>) {
         (Step::All, Value::Array(items)) => items.iter().for_each(|v| walk(v, rest, out)),
         (Step::All, Value::Object(map)) => map.values().for_each(|v| walk(v, rest, out)),
         _ => {}
+    }
+}
+
+/// A path's text as a number: equal texts get equal keys for the life of
+/// the process, so an evaluation's memo of selections compares numbers
+/// instead of copying and comparing texts. Texts are kept for good; a
+/// process only ever sees the paths its policies hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PathKey(u32);
+
+impl PathKey {
+    pub fn of(text: &str) -> PathKey {
+        static KEYS: Mutex<Option<HashMap<Box<str>, u32>>> = Mutex::new(None);
+        let mut keys = KEYS.lock().unwrap_or_else(PoisonError::into_inner);
+        let keys = keys.get_or_insert_with(HashMap::new);
+        if let Some(key) = keys.get(text) {
+            return PathKey(*key);
+        }
+        let key = u32::try_from(keys.len()).expect("fewer than 2^32 distinct paths");
+        keys.insert(text.into(), key);
+        PathKey(key)
     }
 }
 
@@ -271,6 +295,7 @@ fn query(query: &JpQuery, value: &Value) -> Vec<Value> {
 }
 
 mod serializer;
+pub mod typed;
 
 #[cfg(test)]
 mod tests;

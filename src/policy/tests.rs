@@ -631,6 +631,53 @@ fn typed_context_selects_what_its_json_does() {
     }
 }
 
+/// Every path into the typed context (each root, member and element, with
+/// `[*]`, a missing name and an index past the end) selects what it selects
+/// in the document's JSON, for each kind of gated intent.
+#[test]
+fn every_path_of_the_typed_context_selects_what_its_json_does() {
+    let request = request(Some(json!({"team": "payments"})));
+    let settings = Settings::default();
+    let facts = facts(true, false);
+    let kinds = [
+        IntentKind::ForceDelete {
+            already_terminating: true,
+        },
+        IntentKind::Eviction,
+        IntentKind::FinalizerRemoval {
+            removed: vec!["a.io/x".into(), "b.io/y".into()],
+            deleting: true,
+        },
+        IntentKind::NamespaceFinalize {
+            removed: vec!["kubernetes".into()],
+        },
+    ];
+    for kind in kinds {
+        let intent = Intent {
+            kind,
+            ..intent(&["oncall", "dev"], true)
+        };
+        let input = EvalInput {
+            intent: &intent,
+            facts: &facts,
+            request: &request,
+            settings: &settings,
+            now: Timestamp::UNIX_EPOCH,
+        };
+        let typed = context::Context::new(&input);
+        let json = typed.to_json();
+        let plain = context::Context::from_json(&json);
+        let mut selecting = 0;
+        for steps in extract::typed::every_path(&json) {
+            let plan = extract::Plan::Walk(steps);
+            let got = typed.select(&plan);
+            assert_eq!(got, plain.select(&plan), "{:?}: {plan:?}", intent.kind);
+            selecting += usize::from(!got.is_empty());
+        }
+        assert!(selecting > 150, "{:?}: {selecting}", intent.kind);
+    }
+}
+
 #[test]
 fn endpoints_are_needed_only_by_a_set_that_reads_them() {
     let shipped = PolicySet::load_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("policies"))

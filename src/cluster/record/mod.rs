@@ -23,6 +23,8 @@ pub use self::workloads::{CronJob, Deployment, Job, ReplicaSet, StatefulSet};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use k8s_openapi::jiff::Timestamp;
+use kube::core::DynamicObject;
+use serde::Deserialize;
 
 /// Identity every record carries (`metadata.namespace`, `name`, `uid`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -40,6 +42,16 @@ impl From<ObjectMeta> for Meta {
             namespace: meta.namespace.unwrap_or_default(),
             name: meta.name.unwrap_or_default(),
             uid: meta.uid,
+        }
+    }
+}
+
+impl From<&ObjectMeta> for Meta {
+    fn from(meta: &ObjectMeta) -> Self {
+        Meta {
+            namespace: meta.namespace.clone().unwrap_or_default(),
+            name: meta.name.clone().unwrap_or_default(),
+            uid: meta.uid.clone(),
         }
     }
 }
@@ -87,19 +99,16 @@ pub struct OwnerRef {
 
 /// The managing controller (`controller: true`), else the first owner: the
 /// only owner reference facts follow.
-fn controller_of(owners: Option<Vec<OwnerReference>>) -> Option<OwnerRef> {
-    let mut owners = owners?;
-    let at = owners
+fn controller_of(owners: Option<&[OwnerReference]>) -> Option<OwnerRef> {
+    let owners = owners?;
+    let owner = owners
         .iter()
-        .position(|o| o.controller == Some(true))
-        .unwrap_or(0);
-    (at < owners.len()).then(|| {
-        let owner = owners.swap_remove(at);
-        OwnerRef {
-            kind: owner.kind,
-            name: owner.name,
-            uid: owner.uid,
-        }
+        .find(|o| o.controller == Some(true))
+        .or(owners.first())?;
+    Some(OwnerRef {
+        kind: owner.kind.clone(),
+        name: owner.name.clone(),
+        uid: owner.uid.clone(),
     })
 }
 
@@ -160,6 +169,32 @@ impl From<k8s_openapi::api::core::v1::Namespace> for Namespace {
             meta: namespace.metadata.into(),
             phase: namespace.status.and_then(|s| s.phase),
         }
+    }
+}
+
+impl Namespace {
+    /// A namespace as an admission request carries it, reading only what
+    /// the record keeps: decoding the typed `Namespace` (and re-encoding
+    /// its metadata to do so) was a sixth of a namespace decision.
+    pub fn from_dynamic(object: &DynamicObject) -> Result<Namespace, serde_json::Error> {
+        use serde::de::Error;
+        #[derive(Default, Deserialize)]
+        struct Status {
+            phase: Option<String>,
+        }
+        if !object.data.is_object() {
+            return Err(serde_json::Error::custom("namespace is not a JSON object"));
+        }
+        let status = object
+            .data
+            .get("status")
+            .filter(|v| !v.is_null())
+            .map(Status::deserialize)
+            .transpose()?;
+        Ok(Namespace {
+            meta: (&object.metadata).into(),
+            phase: status.unwrap_or_default().phase,
+        })
     }
 }
 

@@ -57,7 +57,7 @@ impl From<k8s_openapi::api::core::v1::Pod> for Pod {
             }),
         });
         Pod::new(
-            pod.metadata,
+            &pod.metadata,
             spec.unwrap_or_default(),
             status.unwrap_or_default(),
         )
@@ -76,25 +76,16 @@ impl Pod {
         let part = |key: &str| object.data.get(key).filter(|v| !v.is_null());
         let spec = part("spec").map(Spec::deserialize).transpose()?;
         let status = part("status").map(Status::deserialize).transpose()?;
-        let meta = &object.metadata;
-        let meta = ObjectMeta {
-            namespace: meta.namespace.clone(),
-            name: meta.name.clone(),
-            uid: meta.uid.clone(),
-            labels: meta.labels.clone(),
-            owner_references: meta.owner_references.clone(),
-            finalizers: meta.finalizers.clone(),
-            deletion_timestamp: meta.deletion_timestamp.clone(),
-            ..ObjectMeta::default()
-        };
         Ok(Pod::new(
-            meta,
+            &object.metadata,
             spec.unwrap_or_default(),
             status.unwrap_or_default(),
         ))
     }
 
-    fn new(mut meta: ObjectMeta, spec: Spec, status: Status) -> Pod {
+    /// Copies only what the record keeps of `meta` (of its owner
+    /// references, the controller's).
+    fn new(meta: &ObjectMeta, spec: Spec, status: Status) -> Pod {
         let pod_name = meta.name.as_deref().unwrap_or_default();
         let mut claims: Vec<String> = spec
             .volumes
@@ -110,9 +101,9 @@ impl Pod {
         claims.sort();
         claims.dedup();
         Pod {
-            labels: meta.labels.take().unwrap_or_default(),
-            controller: controller_of(meta.owner_references.take()),
-            finalizers: meta.finalizers.take().unwrap_or_default(),
+            labels: meta.labels.clone().unwrap_or_default(),
+            controller: controller_of(meta.owner_references.as_deref()),
+            finalizers: meta.finalizers.clone().unwrap_or_default(),
             terminating: meta.deletion_timestamp.is_some(),
             meta: meta.into(),
             node_name: spec.node_name,

@@ -27,18 +27,18 @@ fn controller_is_the_managing_owner_else_the_first() {
         owner("ConfigMap", "cfg", None),
         owner("ReplicaSet", "web-7d9f", Some(true)),
     ];
-    let found = controller_of(Some(owners)).expect("controller");
+    let found = controller_of(Some(&owners)).expect("controller");
     assert_eq!(
         (found.kind.as_str(), found.name.as_str()),
         ("ReplicaSet", "web-7d9f")
     );
     assert_eq!(found.uid, "uid-web-7d9f");
-    let first = controller_of(Some(vec![
+    let first = controller_of(Some(&[
         owner("Job", "a", None),
         owner("Job", "b", Some(false)),
     ]));
     assert_eq!(first.map(|o| o.name), Some("a".into()));
-    assert_eq!(controller_of(Some(Vec::new())), None);
+    assert_eq!(controller_of(Some(&[])), None);
     assert_eq!(controller_of(None), None);
 }
 
@@ -286,4 +286,38 @@ fn records_are_small() {
         size_of::<VolumeAttachment>() * 16
             < size_of::<k8s_openapi::api::storage::v1::VolumeAttachment>()
     );
+}
+
+#[test]
+fn request_namespaces_decode_like_full_namespaces() {
+    let both_ways = |value: Value| {
+        let typed = serde_json::from_value::<k8s::Namespace>(value.clone())
+            .ok()
+            .map(Namespace::from);
+        (Namespace::from_dynamic(&dynamic(value)), typed)
+    };
+    let full = json!({
+        "apiVersion": "v1", "kind": "Namespace",
+        "metadata": {"name": "shop", "uid": "u-ns", "labels": {"team": "a"},
+                     "deletionTimestamp": "2026-12-01T10:00:00Z"},
+        "spec": {"finalizers": ["kubernetes"]},
+        "status": {"phase": "Terminating", "conditions": [
+            {"type": "NamespaceContentRemaining", "status": "True", "reason": "SomeResourcesRemain"}
+        ]}
+    });
+    let (fast, typed) = both_ways(full);
+    let fast = fast.expect("decodes");
+    assert_eq!(fast.phase.as_deref(), Some("Terminating"));
+    assert_eq!(fast.meta.uid.as_deref(), Some("u-ns"));
+    assert_eq!(fast, typed.expect("decodes"));
+    for sparse in [
+        json!({"metadata": {"name": "shop"}}),
+        json!({"metadata": {"name": "shop"}, "status": null}),
+        json!({"metadata": {"name": "shop"}, "status": {"phase": null}}),
+    ] {
+        let (fast, typed) = both_ways(sparse);
+        assert_eq!(fast.expect("decodes"), typed.expect("decodes"));
+    }
+    let (fast, typed) = both_ways(json!({"metadata": {"name": "shop"}, "status": {"phase": 7}}));
+    assert!(fast.is_err() && typed.is_none());
 }

@@ -18,7 +18,7 @@ pub struct Job {
 }
 
 impl From<k8s_openapi::api::batch::v1::Job> for Job {
-    fn from(mut job: k8s_openapi::api::batch::v1::Job) -> Self {
+    fn from(job: k8s_openapi::api::batch::v1::Job) -> Self {
         let status = job.status.unwrap_or_default();
         let finished = status
             .conditions
@@ -31,7 +31,7 @@ impl From<k8s_openapi::api::batch::v1::Job> for Job {
             .flat_map(|u| u.succeeded.into_iter().chain(u.failed).flatten())
             .collect();
         Job {
-            controller: controller_of(job.metadata.owner_references.take()),
+            controller: controller_of(job.metadata.owner_references.as_deref()),
             meta: job.metadata.into(),
             active: status.active.unwrap_or(0),
             succeeded: status.succeeded.unwrap_or(0),
@@ -74,9 +74,9 @@ pub struct ReplicaSet {
 }
 
 impl From<k8s_openapi::api::apps::v1::ReplicaSet> for ReplicaSet {
-    fn from(mut set: k8s_openapi::api::apps::v1::ReplicaSet) -> Self {
+    fn from(set: k8s_openapi::api::apps::v1::ReplicaSet) -> Self {
         ReplicaSet {
-            controller: controller_of(set.metadata.owner_references.take()),
+            controller: controller_of(set.metadata.owner_references.as_deref()),
             meta: set.metadata.into(),
         }
     }

@@ -196,6 +196,7 @@ pub(crate) fn compile_path(text: &str) -> Result<Selection, String> {
     };
     Ok(Selection::Path {
         text: text.to_string(),
+        key: extract::PathKey::of(text),
         plan: extract::Plan::new(query),
         group,
         any_fact,

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::catalog::{self, FactSpec};
 use super::context::Context;
-use super::extract::{Plan, Step};
+use super::extract::{PathKey, Plan, Step};
 
 mod compile;
 mod operator;
@@ -240,10 +240,14 @@ pub enum Selection {
         /// `facts.node.ready`: the path in the context, and how it is shown.
         plan: Plan,
         shown: String,
+        /// `shown` as the evaluation memo knows it.
+        key: PathKey,
     },
     Path {
         text: String,
         plan: Plan,
+        /// `text` as the evaluation memo knows it.
+        key: PathKey,
         /// `$.facts.<group>...`: the fact group it reads, if any.
         group: Option<String>,
         /// Reads the document or the facts as a whole (`$..x`, `$.facts[*]`),
@@ -394,10 +398,12 @@ fn join_described(parts: &[Condition], separator: &str) -> String {
 impl Selection {
     pub fn fact(spec: &'static FactSpec) -> Self {
         let path = spec.context_path();
+        let shown = path.join(".");
         Selection::Fact {
             spec,
             plan: Plan::Walk(path.iter().map(|k| Step::Key((*k).to_owned())).collect()),
-            shown: path.join("."),
+            key: PathKey::of(&shown),
+            shown,
         }
     }
 
@@ -435,7 +441,7 @@ impl Selection {
                 why: reason.clone(),
             });
         }
-        let (Selection::Fact { plan, .. } | Selection::Path { plan, .. }) = self;
-        Ok(scope.context.select_once(self.display(), plan))
+        let (Selection::Fact { plan, key, .. } | Selection::Path { plan, key, .. }) = self;
+        Ok(scope.context.select_once(*key, plan))
     }
 }
