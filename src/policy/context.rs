@@ -239,8 +239,8 @@ impl<'a> Context<'a> {
 }
 
 impl Document<'_> {
-    /// The members walked as typed values (see [`typed`]): the facts, the
-    /// request's identity and the record's name, which policies read most.
+    /// The members walked as typed values (see [`typed`]): all but the
+    /// request, its objects and `now`.
     fn typed_root(&self, root: &str) -> Option<&dyn Walk> {
         match root {
             "facts" => Some(self.facts),
