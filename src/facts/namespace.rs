@@ -24,7 +24,7 @@ pub(super) fn gather(
         .filter(|object| is_kind(object, "Namespace"))
         .find_map(|object| Namespace::from_dynamic(object).ok());
     let namespace = match from_request {
-        Some(ns) => Some(ns),
+        found @ Some(_) => found,
         None => match view.namespace(&name) {
             Ok(ns) => ns.map(|ns| (*ns).clone()),
             Err(why) => return facts.unknown("namespace", why),

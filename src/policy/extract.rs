@@ -9,13 +9,13 @@
 //! JSONPath would select from `serde_json::to_value` of the value, which the
 //! tests check against jsonpath-rust itself.
 
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+
 use jsonpath_rust::parser::model::{
     Comparable, Comparison, Filter, FilterAtom, JpQuery, Literal, Segment, Selector, SingularQuery,
     SingularQuerySegment,
 };
-use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
-
 use serde::Serialize;
 use serde_json::Value;
 

@@ -177,25 +177,36 @@ impl Namespace {
     /// the record keeps: decoding the typed `Namespace` (and re-encoding
     /// its metadata to do so) was a sixth of a namespace decision.
     pub fn from_dynamic(object: &DynamicObject) -> Result<Namespace, serde_json::Error> {
-        use serde::de::Error;
-        #[derive(Default, Deserialize)]
+        #[derive(Deserialize)]
         struct Status {
             phase: Option<String>,
         }
-        if !object.data.is_object() {
-            return Err(serde_json::Error::custom("namespace is not a JSON object"));
-        }
-        let status = object
-            .data
-            .get("status")
-            .filter(|v| !v.is_null())
-            .map(Status::deserialize)
-            .transpose()?;
+        let status: Option<Status> = body_part(object, "namespace", "status")?;
         Ok(Namespace {
             meta: (&object.metadata).into(),
-            phase: status.unwrap_or_default().phase,
+            phase: status.and_then(|s| s.phase),
         })
     }
+}
+
+/// Member `key` of a request object's body (`spec`, `status`), decoded as
+/// `T`: `None` when absent or null, an error when `T` does not fit or the
+/// body is not a JSON object (`what` names the object in that error).
+fn body_part<'a, T: Deserialize<'a>>(
+    object: &'a DynamicObject,
+    what: &str,
+    key: &str,
+) -> Result<Option<T>, serde_json::Error> {
+    use serde::de::Error;
+    let Some(body) = object.data.as_object() else {
+        return Err(serde_json::Error::custom(format!(
+            "{what} is not a JSON object"
+        )));
+    };
+    body.get(key)
+        .filter(|v| !v.is_null())
+        .map(T::deserialize)
+        .transpose()
 }
 
 #[cfg(test)]

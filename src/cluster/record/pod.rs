@@ -7,7 +7,7 @@ use kube::core::DynamicObject;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 
-use super::{Meta, OwnerRef, controller_of};
+use super::{Meta, OwnerRef, body_part, controller_of};
 
 /// What facts, the checklist and the index read of a pod. Values are kept
 /// as written (possibly empty); readers decide what empty means.
@@ -69,13 +69,8 @@ impl Pod {
     /// the fields a record keeps: a full typed `Pod` costs far more to
     /// decode (containers, env, probes) than the decision that needs it.
     pub fn from_dynamic(object: &DynamicObject) -> Result<Pod, serde_json::Error> {
-        use serde::de::Error;
-        if !object.data.is_object() {
-            return Err(serde_json::Error::custom("pod is not a JSON object"));
-        }
-        let part = |key: &str| object.data.get(key).filter(|v| !v.is_null());
-        let spec = part("spec").map(Spec::deserialize).transpose()?;
-        let status = part("status").map(Status::deserialize).transpose()?;
+        let spec: Option<Spec> = body_part(object, "pod", "spec")?;
+        let status: Option<Status> = body_part(object, "pod", "status")?;
         Ok(Pod::new(
             &object.metadata,
             spec.unwrap_or_default(),

@@ -246,10 +246,10 @@ macro_rules! walk_struct {
 
 pub(crate) use walk_struct;
 
-#[cfg(test)]
 /// Every path to every node of `json`; each also with a missing name,
 /// an index past the end and `[*]` after it, and with all its indexes
-/// turned into `[*]`.
+/// turned into `[*]` (for tests comparing typed and JSON walks).
+#[cfg(test)]
 pub fn every_path(json: &Value) -> Vec<Vec<Step>> {
     fn visit(value: &Value, at: &mut Vec<Step>, out: &mut Vec<Vec<Step>>) {
         out.push(at.clone());
