@@ -4,8 +4,11 @@
 //! someone else's build hits all sizes alike; the median round is reported.
 //!
 //! ```text
-//! cargo run --release --example decision_scaling -- [ROUNDS] [PODS,PODS,...]
+//! cargo run --release --example decision_scaling -- [ROUNDS] [PODS,PODS,...] [SCENARIO,...]
 //! ```
+//!
+//! Naming scenarios (e.g. `force_delete_leader`) times only those, which
+//! is what a per-scenario profile under callgrind wants.
 //!
 //! Times classify + facts + policies (`Engine::decide`, the pure part of an
 //! admission call) per scenario, rotating over the same number of real
@@ -52,7 +55,19 @@ fn main() -> ExitCode {
         .get(1)
         .map(|s| s.split(',').filter_map(|p| p.trim().parse().ok()).collect())
         .unwrap_or_else(|| vec![1_000, 10_000, 100_000]);
-    match measure(rounds.clamp(1, 200), &sizes) {
+    let only: Vec<&str> = args
+        .get(2)
+        .map(|s| s.split(',').collect())
+        .unwrap_or_default();
+    let scenarios: Vec<Scenario> = Scenario::ALL
+        .into_iter()
+        .filter(|s| only.is_empty() || only.contains(&s.name()))
+        .collect();
+    if scenarios.is_empty() {
+        eprintln!("decision_scaling: no scenario named {only:?}");
+        return ExitCode::FAILURE;
+    }
+    match measure(rounds.clamp(1, 200), &sizes, &scenarios) {
         Ok(report) => {
             println!("{report}");
             ExitCode::SUCCESS
@@ -71,7 +86,7 @@ struct Subject {
     requests: Vec<(Scenario, Vec<Request>)>,
 }
 
-fn subject(pods: usize, policies: &PolicySet) -> anyhow::Result<Subject> {
+fn subject(pods: usize, policies: &PolicySet, scenarios: &[Scenario]) -> anyhow::Result<Subject> {
     let mut cluster = synthetic::generate(&SyntheticSpec::with_pods(pods));
     keep_leases_held(&mut cluster);
     let engine = Engine::new(
@@ -82,7 +97,7 @@ fn subject(pods: usize, policies: &PolicySet) -> anyhow::Result<Subject> {
     );
     let targets = Targets::new(&cluster);
     let mut requests = Vec::new();
-    for scenario in Scenario::ALL {
+    for &scenario in scenarios {
         let mut decoded = Vec::new();
         for body in targets.reviews(scenario, TARGETS) {
             let request = admission::decode(&serde_json::to_vec(&body)?)?;
@@ -120,18 +135,22 @@ fn subject(pods: usize, policies: &PolicySet) -> anyhow::Result<Subject> {
     })
 }
 
-fn measure(rounds: usize, sizes: &[usize]) -> anyhow::Result<serde_json::Value> {
+fn measure(
+    rounds: usize,
+    sizes: &[usize],
+    scenarios: &[Scenario],
+) -> anyhow::Result<serde_json::Value> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("policies");
     let policies =
         PolicySet::load_dir(&dir).map_err(|err| anyhow!("{}: {err:?}", dir.display()))?;
     let mut subjects: Vec<Subject> = sizes
         .iter()
-        .map(|&pods| subject(pods, &policies))
+        .map(|&pods| subject(pods, &policies, scenarios))
         .collect::<Result<_, _>>()?;
     // Rotate over as many distinct targets at every size (a small cluster
     // has fewer, e.g. 19 pods with volumes on unreachable nodes at 1k), so
     // the comparison is about cluster size, not about a hotter working set.
-    for (i, scenario) in Scenario::ALL.iter().enumerate() {
+    for (i, scenario) in scenarios.iter().enumerate() {
         let fewest = subjects
             .iter()
             .map(|s| s.requests[i].1.len())

@@ -82,7 +82,9 @@ pub trait Recorder: Send + Sync {
 /// be a DNS-1123 subdomain is sanitized and suffixed with a hash of the
 /// original, so distinct inputs keep distinct names and the result is stable.
 pub fn record_name(uid: &str) -> String {
-    let plain = format!("fd-{uid}");
+    let mut plain = String::with_capacity("fd-".len() + uid.len());
+    plain.push_str("fd-");
+    plain.push_str(uid);
     if is_dns1123_subdomain(&plain) {
         return plain;
     }
@@ -112,23 +114,27 @@ pub fn record_name_for(spec: &ForceDeletionSpec) -> String {
 }
 
 /// RFC 1123 subdomain: `.`-separated labels of `[a-z0-9-]`, alphanumeric at
-/// both ends, 253 characters at most.
+/// both ends, 253 characters at most. One pass over the bytes: every
+/// allowed force deletion names its record, so this runs per decision.
 pub fn is_dns1123_subdomain(name: &str) -> bool {
-    name.len() <= 253
-        && !name.is_empty()
-        && name.split('.').all(|label| {
-            let bytes = label.as_bytes();
-            match (bytes.first(), bytes.last()) {
-                (Some(first), Some(last)) => {
-                    first.is_ascii_alphanumeric()
-                        && last.is_ascii_alphanumeric()
-                        && bytes
-                            .iter()
-                            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
-                }
-                _ => false,
-            }
-        })
+    if name.is_empty() || name.len() > 253 {
+        return false;
+    }
+    // The byte before; `.` at the start, so a label may not open with `-`.
+    let mut before = b'.';
+    for &byte in name.as_bytes() {
+        let fits = match byte {
+            b'a'..=b'z' | b'0'..=b'9' => true,
+            b'-' => before != b'.',
+            b'.' => before != b'.' && before != b'-',
+            _ => false,
+        };
+        if !fits {
+            return false;
+        }
+        before = byte;
+    }
+    before != b'-' && before != b'.'
 }
 
 /// Stable across builds and platforms (unlike `DefaultHasher`), so sanitized

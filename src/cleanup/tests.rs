@@ -46,8 +46,37 @@ fn dns1123_subdomain_rules() {
     for good in ["fd-a", "a.b-c", "0", &"a".repeat(253)] {
         assert!(is_dns1123_subdomain(good), "{good}");
     }
-    for bad in ["", "A", "-a", "a-", "a..b", "a_b", ".a", &"a".repeat(254)] {
+    for bad in [
+        "",
+        "A",
+        "-a",
+        "a-",
+        "a..b",
+        "a_b",
+        ".a",
+        "a.",
+        "a-.b",
+        "a.-b",
+        &"a".repeat(254),
+    ] {
         assert!(!is_dns1123_subdomain(bad), "{bad}");
+    }
+}
+
+proptest::proptest! {
+    /// The one-pass check agrees with the rule as written, label by label.
+    #[test]
+    fn dns1123_subdomain_matches_the_label_rule(name in "[a-c0-1.A_-]{0,12}") {
+        let by_labels = !name.is_empty()
+            && name.split('.').all(|label| {
+                let bytes = label.as_bytes();
+                bytes.first().is_some_and(u8::is_ascii_alphanumeric)
+                    && bytes.last().is_some_and(u8::is_ascii_alphanumeric)
+                    && bytes
+                        .iter()
+                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+            });
+        proptest::prop_assert_eq!(is_dns1123_subdomain(&name), by_labels, "{:?}", name);
     }
 }
 

@@ -1,6 +1,8 @@
 //! One object of a known kind, as a compact record: the unit both sources
 //! feed into the [`Index`](super::index::Index).
 
+use std::borrow::Borrow;
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, StatefulSet};
@@ -15,10 +17,63 @@ use super::kind::Kind;
 use super::record::{self, Meta};
 
 /// Where an object lives: namespace (empty for cluster-scoped kinds) and name.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct ObjectKey {
     pub namespace: String,
     pub name: String,
+}
+
+/// A key's namespace and name, however held: maps keyed by [`ObjectKey`]
+/// are looked up with borrowed `(&str, &str)` pairs, since every decision
+/// makes a dozen lookups and owned keys copied both strings for each.
+pub trait KeyParts {
+    fn parts(&self) -> (&str, &str);
+}
+
+impl KeyParts for ObjectKey {
+    fn parts(&self) -> (&str, &str) {
+        (&self.namespace, &self.name)
+    }
+}
+
+impl KeyParts for (&str, &str) {
+    fn parts(&self) -> (&str, &str) {
+        *self
+    }
+}
+
+/// The key `(namespace, name)` as a map of [`ObjectKey`]s looks it up.
+pub fn key<'a>(parts: &'a (&'a str, &'a str)) -> &'a (dyn KeyParts + 'a) {
+    parts
+}
+
+// One hash and equality for owned and borrowed keys, as `Borrow` requires.
+impl Hash for dyn KeyParts + '_ {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        let (namespace, name) = self.parts();
+        namespace.hash(state);
+        name.hash(state);
+    }
+}
+
+impl PartialEq for dyn KeyParts + '_ {
+    fn eq(&self, other: &Self) -> bool {
+        self.parts() == other.parts()
+    }
+}
+
+impl Eq for dyn KeyParts + '_ {}
+
+impl Hash for ObjectKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        (self as &dyn KeyParts).hash(state);
+    }
+}
+
+impl<'a> Borrow<dyn KeyParts + 'a> for ObjectKey {
+    fn borrow(&self) -> &(dyn KeyParts + 'a) {
+        self
+    }
 }
 
 impl ObjectKey {
@@ -216,6 +271,27 @@ fn metadata_of(mut value: serde_json::Value) -> Result<ObjectMeta, serde_json::E
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Borrowed keys find exactly what the owned keys do, in std's map and
+    /// in the index's: same hash, same equality.
+    #[test]
+    fn borrowed_keys_look_up_like_owned_keys() {
+        let owned = [("shop", "web-0"), ("", "node-1"), ("a", "bc"), ("ab", "c")];
+        let mut std_map = std::collections::HashMap::new();
+        let mut fast_map = crate::cluster::index::FastMap::default();
+        for (i, (namespace, name)) in owned.into_iter().enumerate() {
+            std_map.insert(ObjectKey::new(namespace, name), i);
+            fast_map.insert(ObjectKey::new(namespace, name), i);
+        }
+        for (i, parts) in owned.iter().enumerate() {
+            assert_eq!(std_map.get(key(parts)), Some(&i), "{parts:?}");
+            assert_eq!(fast_map.get(key(parts)), Some(&i), "{parts:?}");
+        }
+        for absent in [("shop", "web-1"), ("", "shop"), ("abc", ""), ("node-1", "")] {
+            assert_eq!(std_map.get(key(&absent)), None, "{absent:?}");
+            assert_eq!(fast_map.get(key(&absent)), None, "{absent:?}");
+        }
+    }
 
     #[test]
     fn decodes_other_versions_into_records() {

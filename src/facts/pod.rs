@@ -43,16 +43,17 @@ pub(super) fn gather_for_pod(
             return;
         }
     };
-    let pod_facts = describe(&pod);
+    match owners::gather(&pod, view) {
+        Ok(owners) => facts.owners = Some(owners),
+        Err(why) => facts.unknown("owners", why),
+    }
+    // A pod read from the request is this decision's own: its strings move.
+    let pod_facts = describe(Arc::unwrap_or_clone(pod));
     if let Some(node_name) = pod_facts.node_name.as_deref() {
         match node::gather(node_name, view, now) {
             Ok(node) => facts.node = Some(node),
             Err(why) => facts.unknown("node", why),
         }
-    }
-    match owners::gather(&pod, view) {
-        Ok(owners) => facts.owners = Some(owners),
-        Err(why) => facts.unknown("owners", why),
     }
     if let PodScope::Full { needs } = scope {
         match leader::gather(&pod_facts, view, now) {
@@ -133,31 +134,26 @@ where
     T::deserialize(MapDeserializer::<_, serde_json::Error>::new(entries)).ok()
 }
 
-pub(super) fn describe(pod: &Pod) -> PodFacts {
-    let meta = &pod.meta;
-    let pod_ip = pod.pod_ip.clone().filter(|ip| !ip.is_empty());
-    let mut pod_ips: Vec<String> = pod
-        .pod_ips
-        .iter()
-        .filter(|ip| !ip.is_empty())
-        .cloned()
-        .collect();
+pub(super) fn describe(pod: Pod) -> PodFacts {
+    let pod_ip = pod.pod_ip.filter(|ip| !ip.is_empty());
+    let mut pod_ips = pod.pod_ips;
+    pod_ips.retain(|ip| !ip.is_empty());
     if let Some(ip) = &pod_ip
         && !pod_ips.contains(ip)
     {
         pod_ips.insert(0, ip.clone());
     }
     PodFacts {
-        namespace: meta.namespace.clone(),
-        name: meta.name.clone(),
-        uid: meta.uid.clone().unwrap_or_default(),
-        node_name: pod.node_name.clone().filter(|n| !n.is_empty()),
+        namespace: pod.meta.namespace,
+        name: pod.meta.name,
+        uid: pod.meta.uid.unwrap_or_default(),
+        node_name: pod.node_name.filter(|n| !n.is_empty()),
         pod_ip,
         pod_ips,
-        phase: pod.phase.clone(),
+        phase: pod.phase,
         terminating: pod.terminating,
-        labels: pod.labels.clone(),
-        claims: pod.claims.clone(),
-        finalizers: pod.finalizers.clone(),
+        labels: pod.labels,
+        claims: pod.claims,
+        finalizers: pod.finalizers,
     }
 }

@@ -16,6 +16,7 @@
 use std::cell::{OnceCell, RefCell};
 use std::collections::BTreeMap;
 use std::fmt::Display;
+use std::ops::Range;
 use std::rc::Rc;
 
 use kube::core::DynamicObject;
@@ -41,10 +42,20 @@ pub struct Context<'a> {
     /// many times (`facts.node.name` five times in one remediation,
     /// `facts.node.fenced` in three policies). A short list beats a map here.
     selected: RefCell<Vec<Selected>>,
+    /// Template holes already written, by path.
+    texts: RefCell<Texts>,
 }
 
 /// A path and the values it selected.
 type Selected = (PathKey, Rc<[Value]>);
+
+/// The text of each hole written so far, in one buffer.
+#[derive(Default)]
+struct Texts {
+    text: String,
+    /// Path, its text's range in `text`, and whether it had any value.
+    memo: Vec<(PathKey, Range<usize>, bool)>,
+}
 
 enum Source<'a> {
     Typed(Box<Document<'a>>),
@@ -158,7 +169,13 @@ impl<'a> Context<'a> {
         Self {
             source: Source::Typed(Box::new(document)),
             json: OnceCell::new(),
-            selected: RefCell::default(),
+            // Sized for the shipped policies (about 15 paths and 10 holes
+            // per request) so that neither grows one step at a time.
+            selected: RefCell::new(Vec::with_capacity(16)),
+            texts: RefCell::new(Texts {
+                text: String::with_capacity(512),
+                memo: Vec::with_capacity(16),
+            }),
         }
     }
 
@@ -168,6 +185,7 @@ impl<'a> Context<'a> {
             source: Source::Json(document),
             json: OnceCell::new(),
             selected: RefCell::default(),
+            texts: RefCell::default(),
         }
     }
 
@@ -201,11 +219,90 @@ impl<'a> Context<'a> {
         if let Some((_, values)) = self.selected.borrow().iter().find(|(p, _)| *p == path) {
             return Rc::clone(values);
         }
-        let mut values = self.select(plan);
-        values.retain(|v| !v.is_null());
-        let values: Rc<[Value]> = values.into();
+        let values = self.select_shared(plan);
         self.selected.borrow_mut().push((path, Rc::clone(&values)));
         values
+    }
+
+    /// The non-null values at `plan`. Typed values go straight into the
+    /// shared slice: most paths select one, and collecting them in a `Vec`
+    /// first cost a second allocation and copy.
+    fn select_shared(&self, plan: &Plan) -> Rc<[Value]> {
+        if let Source::Typed(document) = &self.source {
+            let mut first = None;
+            let mut more = Vec::new();
+            let typed = document.reach_typed(plan, &mut |value| {
+                if value.is_null() {
+                    return;
+                }
+                match first {
+                    None => first = Some(value.to_json()),
+                    Some(_) => more.push(value.to_json()),
+                }
+            });
+            if typed {
+                return match first {
+                    None => Rc::new([]),
+                    Some(one) if more.is_empty() => Rc::new([one]),
+                    Some(one) => {
+                        more.insert(0, one);
+                        more.into()
+                    }
+                };
+            }
+        }
+        let mut values = self.select(plan);
+        values.retain(|v| !v.is_null());
+        values.into()
+    }
+
+    /// Append the non-null values at `plan` as a message shows them (each
+    /// [`Walk::push_text`], joined by ", "); whether there were any. Typed
+    /// values are written as they are, never turned into JSON, and the text
+    /// is kept: templates repeat holes (`facts.node.name` three times in one
+    /// remediation) that conditions never select.
+    pub fn push_text(&self, path: PathKey, plan: &Plan, out: &mut String) -> bool {
+        let texts = self.texts.borrow();
+        if let Some(&(_, ref range, any)) = texts.memo.iter().find(|(p, ..)| *p == path) {
+            out.push_str(&texts.text[range.clone()]);
+            return any;
+        }
+        drop(texts);
+        let start = out.len();
+        let mut count = 0;
+        self.visit(path, plan, &mut |value| {
+            if count > 0 {
+                out.push_str(", ");
+            }
+            value.push_text(out);
+            count += 1;
+        });
+        let texts = &mut *self.texts.borrow_mut();
+        let kept = texts.text.len()..texts.text.len() + (out.len() - start);
+        texts.text.push_str(&out[start..]);
+        texts.memo.push((path, kept, count > 0));
+        count > 0
+    }
+
+    /// Call `visit` with each non-null value at `plan`, as
+    /// [`select_once`](Self::select_once) would select them, typed where
+    /// the document has them so. A path already selected is read from the
+    /// memo; one not yet selected is not added to it.
+    fn visit(&self, path: PathKey, plan: &Plan, visit: &mut dyn FnMut(&dyn Walk)) {
+        if let Some((_, values)) = self.selected.borrow().iter().find(|(p, _)| *p == path) {
+            return values.iter().for_each(|v| visit(v));
+        }
+        let mut non_null = |value: &dyn Walk| {
+            if !value.is_null() {
+                visit(value);
+            }
+        };
+        if let Source::Typed(document) = &self.source
+            && document.reach_typed(plan, &mut non_null)
+        {
+            return;
+        }
+        self.select(plan).iter().for_each(|v| non_null(v));
     }
 
     /// The whole document as JSON (what a general JSONPath runs on).
@@ -259,24 +356,33 @@ impl Document<'_> {
     /// What `plan` selects, when it walks a typed member from start to end
     /// (filters included); `None` sends it the general way.
     fn select_typed(&self, plan: &Plan) -> Option<Vec<Value>> {
+        let mut out = Vec::new();
+        self.reach_typed(plan, &mut |found| out.push(found.to_json()))
+            .then_some(out)
+    }
+
+    /// Call `visit` with what `plan` reaches, when it walks a typed member
+    /// from start to end (filters included); false sends it the general way.
+    fn reach_typed(&self, plan: &Plan, visit: &mut dyn FnMut(&dyn Walk)) -> bool {
         let (steps, rest) = match plan {
             Plan::Walk(steps) => (steps, None),
             Plan::Rooted {
                 prefix,
                 rest: Rest::Walk(rest),
             } => (prefix, Some(rest)),
-            _ => return None,
+            _ => return false,
         };
-        let (Step::Key(root), steps) = steps.split_first()? else {
-            return None;
+        let Some((Step::Key(root), steps)) = steps.split_first() else {
+            return false;
         };
-        let root = self.typed_root(root)?;
-        let mut out = Vec::new();
+        let Some(root) = self.typed_root(root) else {
+            return false;
+        };
         match rest {
-            None => typed::walk(root, steps, &mut out),
-            Some(rest) => typed::walk_rooted(root, steps, rest, &mut out),
+            None => typed::reach(root, steps, visit),
+            Some(rest) => typed::reach_rooted(root, steps, rest, visit),
         }
-        Some(out)
+        true
     }
 
     /// Walk `steps` from the root, going straight to the member the first

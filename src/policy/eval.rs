@@ -256,7 +256,9 @@ fn denial_message(input: &EvalInput<'_>, denials: &[&Fired], refused_glass: bool
         })
         .sum();
     let mut text = String::with_capacity(parts + 64 * denials.len() + 256);
-    let _ = write!(text, "forcegate denied {}:", describe_request(intent));
+    text.push_str("forcegate denied ");
+    push_request(&mut text, intent);
+    text.push(':');
     for f in denials {
         let o = &f.outcome;
         for part in ["\n- ", &o.policy, ": ", &o.message] {
@@ -290,27 +292,54 @@ fn denial_message(input: &EvalInput<'_>, denials: &[&Fired], refused_glass: bool
 
 /// "the force deletion of pod shop/web-0", for messages.
 pub fn describe_request(intent: &Intent) -> String {
+    let mut text = String::new();
+    push_request(&mut text, intent);
+    text
+}
+
+/// Append [`describe_request`]'s text: pushed piece by piece, as it opens
+/// every denial (`format!` per piece cost more than the rest of the message).
+fn push_request(out: &mut String, intent: &Intent) {
     let target = &intent.target;
-    let name = match target.namespace.as_deref() {
-        Some(ns) if !ns.is_empty() => format!("{ns}/{}", target.name),
-        _ => target.name.clone(),
-    };
-    let kind = if target.kind.is_empty() || target.kind == "Eviction" {
-        target.resource.trim_end_matches('s').to_string()
-    } else {
-        target.kind.to_lowercase()
-    };
-    match &intent.kind {
-        IntentKind::ForceDelete { .. } => format!("the force deletion of pod {name}"),
-        IntentKind::Eviction => format!("the grace-0 eviction of pod {name}"),
-        IntentKind::FinalizerRemoval { removed, .. } => format!(
-            "the removal of finalizer{} {} from {kind} {name}",
-            if removed.len() == 1 { "" } else { "s" },
-            removed.join(", ")
-        ),
-        IntentKind::NamespaceFinalize { .. } => format!("the force-finalize of namespace {name}"),
-        IntentKind::SystemFinalization { .. } | IntentKind::NotGated { .. } => {
-            format!("this request on {kind} {name}")
+    let push_name = |out: &mut String| {
+        if let Some(ns) = target.namespace.as_deref().filter(|ns| !ns.is_empty()) {
+            out.push_str(ns);
+            out.push('/');
         }
-    }
+        out.push_str(&target.name);
+    };
+    let push_kind = |out: &mut String| {
+        if target.kind.is_empty() || target.kind == "Eviction" {
+            out.push_str(target.resource.trim_end_matches('s'));
+        } else {
+            out.extend(target.kind.chars().flat_map(char::to_lowercase));
+        }
+    };
+    let lead = match &intent.kind {
+        IntentKind::ForceDelete { .. } => "the force deletion of pod ",
+        IntentKind::Eviction => "the grace-0 eviction of pod ",
+        IntentKind::NamespaceFinalize { .. } => "the force-finalize of namespace ",
+        IntentKind::FinalizerRemoval { removed, .. } => {
+            out.push_str("the removal of finalizer");
+            out.push_str(if removed.len() == 1 { " " } else { "s " });
+            for (i, finalizer) in removed.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(finalizer);
+            }
+            out.push_str(" from ");
+            push_kind(out);
+            out.push(' ');
+            return push_name(out);
+        }
+        IntentKind::SystemFinalization { .. } | IntentKind::NotGated { .. } => {
+            out.push_str("this request on ");
+            push_kind(out);
+            out.push(' ');
+            return push_name(out);
+        }
+    };
+    out.push_str(lead);
+    push_name(out);
 }

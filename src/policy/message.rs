@@ -135,16 +135,17 @@ fn parse_hole(hole: &str) -> Result<Part, String> {
     Ok(Part::Hole { selection, default })
 }
 
+/// The hole's values joined by ", ", its default if there are none.
 fn render_hole(out: &mut String, selection: &Selection, default: Option<&str>, scope: &Scope<'_>) {
-    match selection.values(scope) {
+    match selection.push_text(scope, out) {
         Err(_) => out.push_str(UNKNOWN),
-        Ok(values) if values.is_empty() => out.push_str(default.unwrap_or(ABSENT)),
-        Ok(values) => push_joined(out, &values),
+        Ok(false) => out.push_str(default.unwrap_or(ABSENT)),
+        Ok(true) => {}
     }
 }
 
 /// Plain text for a value: strings bare, lists comma-joined, maps `k=v`.
-fn push_value(out: &mut String, value: &Value) {
+pub(super) fn push_value(out: &mut String, value: &Value) {
     match value {
         Value::Null => out.push_str(ABSENT),
         Value::String(s) => out.push_str(s),
@@ -274,6 +275,24 @@ mod tests {
             "a, b"
         );
         assert_eq!(render("{{ facts.pod.name }}", &ctx, &[]), "<none>");
+        // A repeated hole is written from the kept text, a missing one
+        // still takes each hole's own default.
+        assert_eq!(
+            render(
+                "{{ facts.volumes.claims[*].claim }}/{{ facts.node.name }}/{{ facts.volumes.claims[*].claim }}/{{ facts.node.name }}",
+                &ctx,
+                &[]
+            ),
+            "a, b/n1/a, b/n1"
+        );
+        assert_eq!(
+            render(
+                "{{ facts.pod.name | default \"x\" }} {{ facts.pod.name }} {{ facts.pod.name | default \"y\" }}",
+                &ctx,
+                &[]
+            ),
+            "x <none> y"
+        );
         assert_eq!(
             render("{{ facts.pod.name | default \"?\" }}", &ctx, &[]),
             "?"

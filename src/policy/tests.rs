@@ -668,14 +668,47 @@ fn every_path_of_the_typed_context_selects_what_its_json_does() {
         let json = typed.to_json();
         let plain = context::Context::from_json(&json);
         let mut selecting = 0;
+        let mut rendered = 0;
         for steps in extract::typed::every_path(&json) {
+            let hole = template_hole(&steps);
             let plan = extract::Plan::Walk(steps);
             let got = typed.select(&plan);
             assert_eq!(got, plain.select(&plan), "{:?}: {plan:?}", intent.kind);
             selecting += usize::from(!got.is_empty());
+            // Selected once (and kept), the same values without the nulls.
+            let once = typed.select_once(extract::PathKey::of(&hole), &plan);
+            let non_null: Vec<_> = got.into_iter().filter(|v| !v.is_null()).collect();
+            assert_eq!(*once, *non_null, "{:?}: {plan:?}", intent.kind);
+            // A hole shows the typed values as it shows their JSON.
+            let Ok(template) = message::Template::parse(&hole) else {
+                continue;
+            };
+            let render = |context| {
+                template.render(&condition::Scope {
+                    context,
+                    unknown: &BTreeMap::new(),
+                })
+            };
+            let text = render(&typed);
+            assert_eq!(text, render(&plain), "{:?}: {hole}", intent.kind);
+            rendered += usize::from(text != message::ABSENT);
         }
         assert!(selecting > 150, "{:?}: {selecting}", intent.kind);
+        assert!(rendered > 150, "{:?}: {rendered}", intent.kind);
     }
+}
+
+/// `{{ $['facts']['pod'][0] }}` for a path's steps (`$` alone for none).
+fn template_hole(steps: &[extract::Step]) -> String {
+    let mut path = String::from("$");
+    for step in steps {
+        match step {
+            extract::Step::Key(key) => path.push_str(&format!("['{key}']")),
+            extract::Step::Index(index) => path.push_str(&format!("[{index}]")),
+            extract::Step::All => path.push_str("[*]"),
+        }
+    }
+    format!("{{{{ {path} }}}}")
 }
 
 #[test]
@@ -705,4 +738,91 @@ fn endpoints_are_needed_only_by_a_set_that_reads_them() {
     // A path into the request only does not.
     let request_only = "  match:\n    intents: [ForceDelete]\n  action: Warn\n  message: by {{ request.userInfo.username }}\n";
     assert!(!reads(request_only));
+}
+
+/// How each kind of request is named at the head of a denial.
+#[test]
+fn requests_are_described_by_intent_kind_and_target() {
+    let pod = intent(&[], false);
+    let with = |kind: IntentKind, target: ObjectRef| Intent {
+        kind,
+        target,
+        ..pod.clone()
+    };
+    let claim = ObjectRef {
+        kind: "PersistentVolumeClaim".into(),
+        resource: "persistentvolumeclaims".into(),
+        namespace: Some("data".into()),
+        name: "minio".into(),
+        ..Default::default()
+    };
+    let volume = ObjectRef {
+        kind: "PersistentVolume".into(),
+        resource: "persistentvolumes".into(),
+        namespace: Some(String::new()),
+        name: "pv-1".into(),
+        ..Default::default()
+    };
+    let eviction = ObjectRef {
+        kind: "Eviction".into(),
+        resource: "pods".into(),
+        subresource: Some("eviction".into()),
+        ..pod.target.clone()
+    };
+    let namespace = ObjectRef {
+        kind: String::new(),
+        resource: "namespaces".into(),
+        namespace: None,
+        name: "shop".into(),
+        ..Default::default()
+    };
+    let removal = |removed: &[&str]| IntentKind::FinalizerRemoval {
+        removed: removed.iter().map(|f| f.to_string()).collect(),
+        deleting: true,
+    };
+    let cases = [
+        (pod.clone(), "the force deletion of pod shop/web-0"),
+        (
+            with(IntentKind::Eviction, eviction.clone()),
+            "the grace-0 eviction of pod shop/web-0",
+        ),
+        (
+            with(removal(&["kubernetes.io/pvc-protection"]), claim.clone()),
+            "the removal of finalizer kubernetes.io/pvc-protection from persistentvolumeclaim data/minio",
+        ),
+        (
+            with(removal(&["a.io/x", "b.io/y"]), volume),
+            "the removal of finalizers a.io/x, b.io/y from persistentvolume pv-1",
+        ),
+        (
+            with(
+                IntentKind::NamespaceFinalize {
+                    removed: vec!["kubernetes".into()],
+                },
+                namespace,
+            ),
+            "the force-finalize of namespace shop",
+        ),
+        (
+            with(
+                IntentKind::NotGated {
+                    reason: "graceful".into(),
+                },
+                eviction,
+            ),
+            "this request on pod shop/web-0",
+        ),
+        (
+            with(
+                IntentKind::NotGated {
+                    reason: "graceful".into(),
+                },
+                claim,
+            ),
+            "this request on persistentvolumeclaim data/minio",
+        ),
+    ];
+    for (intent, expected) in cases {
+        assert_eq!(describe_request(&intent), expected, "{:?}", intent.kind);
+    }
 }

@@ -11,11 +11,11 @@ use crate::cluster::record::{
 
 use super::{Index, keys};
 use crate::cluster::kind::Kind;
-use crate::cluster::object::ObjectKey;
+use crate::cluster::object::{ObjectKey, key};
 
 impl Index {
     pub fn pod(&self, namespace: &str, name: &str) -> Option<Arc<Pod>> {
-        self.pods.get(&ObjectKey::new(namespace, name)).cloned()
+        self.pods.get(key(&(namespace, name))).cloned()
     }
 
     pub fn pod_by_uid(&self, uid: &str) -> Option<Arc<Pod>> {
@@ -28,21 +28,21 @@ impl Index {
     /// Pods (any phase) mounting `namespace/claim`, sorted by name.
     pub fn pods_using_claim(&self, namespace: &str, claim: &str) -> Vec<Arc<Pod>> {
         self.pods_by_claim
-            .get(&ObjectKey::new(namespace, claim))
-            .filter_map(|pod| self.pods.get(&ObjectKey::new(namespace, pod)))
+            .get(key(&(namespace, claim)))
+            .filter_map(|pod| self.pods.get(key(&(namespace, pod))))
             .cloned()
             .collect()
     }
 
     pub fn node(&self, name: &str) -> Option<Arc<Node>> {
-        self.nodes.get(&ObjectKey::cluster(name)).cloned()
+        self.nodes.get(key(&("", name))).cloned()
     }
 
     /// Leases in `namespace` held by `pod` (holderIdentity `pod` or `pod_…`).
     pub fn leases_held_by(&self, namespace: &str, pod: &str) -> Vec<Arc<Lease>> {
         self.leases_by_holder
-            .get(&ObjectKey::new(namespace, pod))
-            .filter_map(|name| self.leases.get(&ObjectKey::new(namespace, name)))
+            .get(key(&(namespace, pod)))
+            .filter_map(|name| self.leases.get(key(&(namespace, name))))
             .filter(|lease| keys::lease_holder(lease).is_some_and(|h| keys::holder_matches(h, pod)))
             .cloned()
             .collect()
@@ -55,13 +55,13 @@ impl Index {
         pod: &str,
     ) -> Vec<(String, String, String)> {
         self.legacy_by_holder
-            .get(&ObjectKey::new(namespace, pod))
+            .get(key(&(namespace, pod)))
             .filter_map(|(kind, name)| {
                 let store = match kind {
                     Kind::ConfigMap => &self.config_maps,
                     _ => &self.endpoints,
                 };
-                let record = store.get(&ObjectKey::new(namespace, name))?.as_ref()?;
+                let record = store.get(key(&(namespace, name)))?.as_ref()?;
                 let holder = record.holder.as_deref()?;
                 keys::holder_matches(holder, pod)
                     .then(|| (kind.name().to_owned(), name.clone(), record.raw.clone()))
@@ -72,7 +72,7 @@ impl Index {
     pub fn volume_attachments_for_pv(&self, pv: &str) -> Vec<Arc<VolumeAttachment>> {
         self.attachments_by_pv
             .get(pv)
-            .filter_map(|name| self.attachments.get(&ObjectKey::cluster(name)))
+            .filter_map(|name| self.attachments.get(key(&("", name))))
             .cloned()
             .collect()
     }
@@ -80,45 +80,37 @@ impl Index {
     pub fn volume_attachments_on_node(&self, node: &str) -> Vec<Arc<VolumeAttachment>> {
         self.attachments_by_node
             .get(node)
-            .filter_map(|name| self.attachments.get(&ObjectKey::cluster(name)))
+            .filter_map(|name| self.attachments.get(key(&("", name))))
             .cloned()
             .collect()
     }
 
     pub fn pvc(&self, namespace: &str, name: &str) -> Option<Arc<PersistentVolumeClaim>> {
-        self.claims.get(&ObjectKey::new(namespace, name)).cloned()
+        self.claims.get(key(&(namespace, name))).cloned()
     }
 
     pub fn pv(&self, name: &str) -> Option<Arc<PersistentVolume>> {
-        self.volumes.get(&ObjectKey::cluster(name)).cloned()
+        self.volumes.get(key(&("", name))).cloned()
     }
 
     pub fn replica_set(&self, namespace: &str, name: &str) -> Option<Arc<ReplicaSet>> {
-        self.replica_sets
-            .get(&ObjectKey::new(namespace, name))
-            .cloned()
+        self.replica_sets.get(key(&(namespace, name))).cloned()
     }
 
     pub fn deployment(&self, namespace: &str, name: &str) -> Option<Arc<Deployment>> {
-        self.deployments
-            .get(&ObjectKey::new(namespace, name))
-            .cloned()
+        self.deployments.get(key(&(namespace, name))).cloned()
     }
 
     pub fn stateful_set(&self, namespace: &str, name: &str) -> Option<Arc<StatefulSet>> {
-        self.stateful_sets
-            .get(&ObjectKey::new(namespace, name))
-            .cloned()
+        self.stateful_sets.get(key(&(namespace, name))).cloned()
     }
 
     pub fn job(&self, namespace: &str, name: &str) -> Option<Arc<Job>> {
-        self.jobs.get(&ObjectKey::new(namespace, name)).cloned()
+        self.jobs.get(key(&(namespace, name))).cloned()
     }
 
     pub fn cron_job(&self, namespace: &str, name: &str) -> Option<Arc<CronJob>> {
-        self.cron_jobs
-            .get(&ObjectKey::new(namespace, name))
-            .cloned()
+        self.cron_jobs.get(key(&(namespace, name))).cloned()
     }
 
     /// EndpointSlices with an endpoint targeting pod `uid` or listing `ip`,
@@ -137,7 +129,7 @@ impl Index {
     }
 
     pub fn namespace(&self, name: &str) -> Option<Arc<Namespace>> {
-        self.namespaces.get(&ObjectKey::cluster(name)).cloned()
+        self.namespaces.get(key(&("", name))).cloned()
     }
 
     /// Objects per kind in `namespace` (kinds with none are absent).

@@ -22,7 +22,12 @@ use self::multimap::MultiMap;
 use super::kind::Kind;
 use super::object::{Object, ObjectKey};
 
-type Store<T> = HashMap<ObjectKey, Arc<T>>;
+/// A hash map on foldhash, seeded once per process: every lookup hashes a
+/// namespace and a name, and SipHash (std's default) was a twentieth of a
+/// decision. Seeded, so names chosen by a tenant still cannot predict buckets.
+pub(crate) type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
+type Store<T> = FastMap<ObjectKey, Arc<T>>;
 
 /// Cached objects of every known kind plus the secondary indexes facts need.
 #[derive(Debug, Default)]
@@ -40,10 +45,10 @@ pub struct Index {
     deployments: Store<Deployment>,
     slices: Store<EndpointSlice>,
     namespaces: Store<Namespace>,
-    config_maps: HashMap<ObjectKey, Option<LegacyRecord>>,
-    endpoints: HashMap<ObjectKey, Option<LegacyRecord>>,
+    config_maps: FastMap<ObjectKey, Option<LegacyRecord>>,
+    endpoints: FastMap<ObjectKey, Option<LegacyRecord>>,
 
-    pod_by_uid: HashMap<String, ObjectKey>,
+    pod_by_uid: FastMap<String, ObjectKey>,
     /// (namespace, claim) → names of pods mounting it.
     pods_by_claim: MultiMap<ObjectKey, String>,
     /// (namespace, holder pod) → lease names.
@@ -55,7 +60,7 @@ pub struct Index {
     slices_by_pod_uid: MultiMap<String, ObjectKey>,
     slices_by_ip: MultiMap<String, ObjectKey>,
     /// namespace → kind → objects, maintained on insert/delete.
-    namespace_counts: HashMap<String, BTreeMap<Kind, u64>>,
+    namespace_counts: FastMap<String, BTreeMap<Kind, u64>>,
 }
 
 impl Index {
@@ -226,7 +231,7 @@ impl Index {
 
     /// Keys of every cached object of `kind`, sorted.
     pub fn keys(&self, kind: Kind) -> Vec<ObjectKey> {
-        fn sorted<V>(map: &HashMap<ObjectKey, V>) -> Vec<ObjectKey> {
+        fn sorted<V>(map: &FastMap<ObjectKey, V>) -> Vec<ObjectKey> {
             let mut keys: Vec<ObjectKey> = map.keys().cloned().collect();
             keys.sort();
             keys

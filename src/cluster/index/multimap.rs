@@ -1,18 +1,20 @@
 //! A key → sorted set map that forgets empty sets, so indexes never grow
 //! with keys that no object references any more.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::hash::Hash;
+
+use super::FastMap;
 
 #[derive(Debug)]
 pub struct MultiMap<K, V> {
-    map: HashMap<K, BTreeSet<V>>,
+    map: FastMap<K, BTreeSet<V>>,
 }
 
 impl<K, V> Default for MultiMap<K, V> {
     fn default() -> Self {
         Self {
-            map: HashMap::new(),
+            map: FastMap::default(),
         }
     }
 }

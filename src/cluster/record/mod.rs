@@ -9,6 +9,7 @@
 //!
 //! Adding a field a fact needs means adding it here and to its `From`.
 
+mod body;
 mod coordination;
 mod network;
 mod pod;
@@ -24,7 +25,8 @@ pub use self::workloads::{CronJob, Deployment, Job, ReplicaSet, StatefulSet};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use k8s_openapi::jiff::Timestamp;
 use kube::core::DynamicObject;
-use serde::Deserialize;
+
+use self::body::Fields;
 
 /// Identity every record carries (`metadata.namespace`, `name`, `uid`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -177,36 +179,12 @@ impl Namespace {
     /// the record keeps: decoding the typed `Namespace` (and re-encoding
     /// its metadata to do so) was a sixth of a namespace decision.
     pub fn from_dynamic(object: &DynamicObject) -> Result<Namespace, serde_json::Error> {
-        #[derive(Deserialize)]
-        struct Status {
-            phase: Option<String>,
-        }
-        let status: Option<Status> = body_part(object, "namespace", "status")?;
+        let status = Fields::body(object, "namespace")?.object("status")?;
         Ok(Namespace {
             meta: (&object.metadata).into(),
-            phase: status.and_then(|s| s.phase),
+            phase: status.unwrap_or_default().string("phase")?,
         })
     }
-}
-
-/// Member `key` of a request object's body (`spec`, `status`), decoded as
-/// `T`: `None` when absent or null, an error when `T` does not fit or the
-/// body is not a JSON object (`what` names the object in that error).
-fn body_part<'a, T: Deserialize<'a>>(
-    object: &'a DynamicObject,
-    what: &str,
-    key: &str,
-) -> Result<Option<T>, serde_json::Error> {
-    use serde::de::Error;
-    let Some(body) = object.data.as_object() else {
-        return Err(serde_json::Error::custom(format!(
-            "{what} is not a JSON object"
-        )));
-    };
-    body.get(key)
-        .filter(|v| !v.is_null())
-        .map(T::deserialize)
-        .transpose()
 }
 
 #[cfg(test)]

@@ -2,12 +2,10 @@
 
 use std::collections::BTreeMap;
 
+use super::body::Fields;
+use super::{Meta, OwnerRef, controller_of};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::core::DynamicObject;
-use serde::Deserialize;
-use serde::de::IgnoredAny;
-
-use super::{Meta, OwnerRef, body_part, controller_of};
 
 /// What facts, the checklist and the index read of a pod. Values are kept
 /// as written (possibly empty); readers decide what empty means.
@@ -34,27 +32,21 @@ impl From<k8s_openapi::api::core::v1::Pod> for Pod {
     fn from(pod: k8s_openapi::api::core::v1::Pod) -> Self {
         let spec = pod.spec.map(|s| Spec {
             node_name: s.node_name,
-            volumes: s.volumes.map(|volumes| {
-                volumes
-                    .into_iter()
-                    .map(|v| Volume {
-                        name: Some(v.name),
-                        persistent_volume_claim: v.persistent_volume_claim.map(|c| ClaimSource {
-                            claim_name: Some(c.claim_name),
-                        }),
-                        ephemeral: v.ephemeral.map(|_| IgnoredAny),
-                    })
-                    .collect()
-            }),
+            volumes: s
+                .volumes
+                .into_iter()
+                .flatten()
+                .map(|v| Volume {
+                    name: Some(v.name),
+                    claim: v.persistent_volume_claim.map(|c| c.claim_name),
+                    ephemeral: v.ephemeral.is_some(),
+                })
+                .collect(),
         });
         let status = pod.status.map(|s| Status {
             phase: s.phase,
             pod_ip: s.pod_ip,
-            pod_ips: s.pod_ips.map(|ips| {
-                ips.into_iter()
-                    .map(|ip| PodIp { ip: Some(ip.ip) })
-                    .collect()
-            }),
+            pod_ips: s.pod_ips.into_iter().flatten().map(|ip| ip.ip).collect(),
         });
         Pod::new(
             &pod.metadata,
@@ -69,13 +61,36 @@ impl Pod {
     /// the fields a record keeps: a full typed `Pod` costs far more to
     /// decode (containers, env, probes) than the decision that needs it.
     pub fn from_dynamic(object: &DynamicObject) -> Result<Pod, serde_json::Error> {
-        let spec: Option<Spec> = body_part(object, "pod", "spec")?;
-        let status: Option<Status> = body_part(object, "pod", "status")?;
-        Ok(Pod::new(
-            &object.metadata,
-            spec.unwrap_or_default(),
-            status.unwrap_or_default(),
-        ))
+        let body = Fields::body(object, "pod")?;
+        let spec = body.object("spec")?.unwrap_or_default();
+        let status = body.object("status")?.unwrap_or_default();
+        let mut volumes = Vec::new();
+        spec.each("volumes", |volume| {
+            volumes.push(Volume {
+                name: volume.string("name")?,
+                claim: match volume.object("persistentVolumeClaim")? {
+                    Some(claim) => Some(claim.string("claimName")?.unwrap_or_default()),
+                    None => None,
+                },
+                ephemeral: volume.has("ephemeral"),
+            });
+            Ok(())
+        })?;
+        let mut pod_ips = Vec::new();
+        status.each("podIPs", |ip| {
+            pod_ips.push(ip.string("ip")?.unwrap_or_default());
+            Ok(())
+        })?;
+        let spec = Spec {
+            node_name: spec.string("nodeName")?,
+            volumes,
+        };
+        let status = Status {
+            phase: status.string("phase")?,
+            pod_ip: status.string("podIP")?,
+            pod_ips,
+        };
+        Ok(Pod::new(&object.metadata, spec, status))
     }
 
     /// Copies only what the record keeps of `meta` (of its owner
@@ -85,11 +100,10 @@ impl Pod {
         let mut claims: Vec<String> = spec
             .volumes
             .into_iter()
-            .flatten()
-            .filter_map(|v| match (v.persistent_volume_claim, v.ephemeral) {
-                (Some(claim), _) => Some(claim.claim_name.unwrap_or_default()),
-                (None, Some(_)) => Some(format!("{pod_name}-{}", v.name.unwrap_or_default())),
-                (None, None) => None,
+            .filter_map(|v| match (v.claim, v.ephemeral) {
+                (Some(claim), _) => Some(claim),
+                (None, true) => Some(format!("{pod_name}-{}", v.name.unwrap_or_default())),
+                (None, false) => None,
             })
             .filter(|c| !c.is_empty())
             .collect();
@@ -104,54 +118,33 @@ impl Pod {
             node_name: spec.node_name,
             phase: status.phase,
             pod_ip: status.pod_ip,
-            pod_ips: status
-                .pod_ips
-                .into_iter()
-                .flatten()
-                .map(|ip| ip.ip.unwrap_or_default())
-                .collect(),
+            pod_ips: status.pod_ips,
             claims,
         }
     }
 }
 
-// The parts of `spec` and `status` a record keeps, in the API's shape.
-// Required fields are optional here, as k8s-openapi decodes them (missing
-// or null means empty); unknown fields are skipped unread.
+// The parts of `spec` and `status` a record keeps. Required fields are
+// optional here, as k8s-openapi decodes them (missing or null means empty).
 
-#[derive(Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Default)]
 struct Spec {
     node_name: Option<String>,
-    volumes: Option<Vec<Volume>>,
+    volumes: Vec<Volume>,
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
 struct Volume {
     name: Option<String>,
-    persistent_volume_claim: Option<ClaimSource>,
-    /// Only its presence matters: the claim is named after pod and volume.
-    ephemeral: Option<IgnoredAny>,
+    /// `persistentVolumeClaim.claimName` (empty when unnamed), if it is one.
+    claim: Option<String>,
+    /// An ephemeral volume: its claim is named after pod and volume.
+    ephemeral: bool,
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ClaimSource {
-    claim_name: Option<String>,
-}
-
-#[derive(Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Default)]
 struct Status {
     phase: Option<String>,
-    #[serde(rename = "podIP")]
     pod_ip: Option<String>,
-    #[serde(rename = "podIPs")]
-    pod_ips: Option<Vec<PodIp>>,
-}
-
-#[derive(Deserialize)]
-struct PodIp {
-    ip: Option<String>,
+    /// `podIPs[].ip`, empty where absent.
+    pod_ips: Vec<String>,
 }

@@ -155,6 +155,8 @@ impl Verdict {
         for verdict in verdicts {
             match verdict.truth {
                 Truth::False => return Verdict::no(),
+                // The first reason moves in rather than being copied.
+                Truth::True if because.is_empty() => because = verdict.because,
                 Truth::True => push_part(&mut because, &verdict.because),
                 Truth::Unknown => missing.extend(verdict.missing),
             }
@@ -265,7 +267,8 @@ impl Condition {
     /// Evaluate `conditions` as one `all`, their explanations written into
     /// one buffer rather than a `String` per test joined at the end.
     pub fn eval_all(conditions: &[Condition], scope: &Scope<'_>) -> Verdict {
-        let mut because = String::new();
+        // Room for a few `facts.x.y is "z"` parts without regrowing.
+        let mut because = String::with_capacity(256);
         let mut missing = Vec::new();
         let truth = Truth::all(
             conditions
@@ -432,6 +435,27 @@ impl Selection {
 
     /// The selected values (nulls dropped), or why they cannot be known.
     pub fn values(&self, scope: &Scope<'_>) -> Result<Rc<[Value]>, Missing> {
+        self.known(scope)?;
+        let (key, plan) = self.plan();
+        Ok(scope.context.select_once(key, plan))
+    }
+
+    /// Append the selected values as a message shows them (see
+    /// [`Context::push_text`]); whether there were any, or why they cannot
+    /// be known.
+    pub fn push_text(&self, scope: &Scope<'_>, out: &mut String) -> Result<bool, Missing> {
+        self.known(scope)?;
+        let (key, plan) = self.plan();
+        Ok(scope.context.push_text(key, plan, out))
+    }
+
+    fn plan(&self) -> (PathKey, &Plan) {
+        let (Selection::Fact { plan, key, .. } | Selection::Path { plan, key, .. }) = self;
+        (*key, plan)
+    }
+
+    /// Why the fact group this reads cannot be known, if it cannot.
+    fn known(&self, scope: &Scope<'_>) -> Result<(), Missing> {
         if !scope.unknown.is_empty()
             && let Some(group) = self.group()
             && let Some(reason) = scope.unknown.get(&catalog::normalize_group(group))
@@ -441,7 +465,6 @@ impl Selection {
                 why: reason.clone(),
             });
         }
-        let (Selection::Fact { plan, key, .. } | Selection::Path { plan, key, .. }) = self;
-        Ok(scope.context.select_once(*key, plan))
+        Ok(())
     }
 }

@@ -123,6 +123,9 @@ fn push_is(out: &mut String, value: &Value) {
     push_compact(out, value);
 }
 
+/// The most runes of a value an explanation shows.
+const COMPACT_RUNES: usize = 80;
+
 /// Short JSON for explanations; long values are summarized.
 pub(super) fn compact(value: &Value) -> String {
     let mut text = String::new();
@@ -132,10 +135,25 @@ pub(super) fn compact(value: &Value) -> String {
 
 /// [`compact`], appended to `out`.
 fn push_compact(out: &mut String, value: &Value) {
+    // The usual witnesses (a flag, a short name) written as their JSON
+    // directly: the formatter is most of an explanation's cost.
+    match value {
+        Value::Bool(true) => return out.push_str("true"),
+        Value::Bool(false) => return out.push_str("false"),
+        Value::String(text)
+            if text.len() <= COMPACT_RUNES - 2
+                && !text.contains(|c: char| c == '"' || c == '\\' || c.is_control()) =>
+        {
+            out.push('"');
+            out.push_str(text);
+            return out.push('"');
+        }
+        _ => {}
+    }
     let start = out.len();
     // Writing to a String cannot fail.
     let _ = write!(out, "{value}");
-    if out[start..].chars().count() <= 80 {
+    if out[start..].chars().count() <= COMPACT_RUNES {
         return;
     }
     match value {
@@ -150,7 +168,7 @@ fn push_compact(out: &mut String, value: &Value) {
         _ => {
             let cut = out[start..]
                 .char_indices()
-                .nth(77)
+                .nth(COMPACT_RUNES - 3)
                 .map_or(out.len(), |(i, _)| start + i);
             out.truncate(cut);
             out.push('…');

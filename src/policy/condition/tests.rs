@@ -291,3 +291,20 @@ fn numbers_compare_by_value() {
     assert!(json_eq(&json!(1), &json!(1.0)));
     assert!(!json_eq(&json!(1), &json!("1")));
 }
+
+proptest::proptest! {
+    /// Strings and flags, written without the formatter, read as the
+    /// formatter writes them: JSON, cut to 80 runes with an ellipsis.
+    #[test]
+    fn compact_values_are_short_json(text in "[a-z]{70,90}|[ -~é\u{0}-\u{1f}\u{7f}]{0,90}|\\PC{0,100}", flag: bool) {
+        for value in [json!(text), json!(flag)] {
+            let json = value.to_string();
+            let expected = if json.chars().count() <= 80 {
+                json
+            } else {
+                json.chars().take(77).chain(['…']).collect()
+            };
+            proptest::prop_assert_eq!(operator::compact(&value), expected);
+        }
+    }
+}

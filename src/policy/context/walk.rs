@@ -215,6 +215,7 @@ mod tests {
     use super::*;
     use crate::policy::extract::typed::{self, Walk};
     use crate::policy::extract::{self, Plan, Rest};
+    use crate::policy::message;
 
     fn strings(items: &[&str]) -> Vec<String> {
         items.iter().map(|s| (*s).to_owned()).collect()
@@ -370,17 +371,30 @@ mod tests {
     }
 
     /// The typed walk selects, path by path, what the JSON walk selects in
-    /// the value's serialization; returns how many paths selected something.
+    /// the value's serialization, and each value it reaches is null and
+    /// shows as text as its JSON does; returns how many paths selected
+    /// something.
     fn walks_as_json<T: Walk + Serialize>(value: &T) -> usize {
         let json = serde_json::to_value(value).unwrap();
         assert_eq!(value.to_json(), json);
         let mut selecting = 0;
         for steps in typed::every_path(&json) {
             let mut typed = Vec::new();
-            typed::walk(value, &steps, &mut typed);
+            typed::reach(value, &steps, &mut |found| {
+                let mut text = String::new();
+                found.push_text(&mut text);
+                typed.push((found.to_json(), found.is_null(), text));
+            });
             let mut plain = Vec::new();
             extract::walk(&json, &steps, &mut plain);
-            let plain: Vec<Value> = plain.into_iter().cloned().collect();
+            let plain: Vec<(Value, bool, String)> = plain
+                .into_iter()
+                .map(|v| {
+                    let mut text = String::new();
+                    message::push_value(&mut text, v);
+                    (v.clone(), v.is_null(), text)
+                })
+                .collect();
             assert_eq!(typed, plain, "{steps:?}");
             selecting += usize::from(!typed.is_empty());
         }
@@ -455,7 +469,7 @@ mod tests {
                 panic!("{path} is not a walked filter: {plan:?}");
             };
             let mut typed = Vec::new();
-            typed::walk_rooted(&facts, prefix, rest, &mut typed);
+            typed::reach_rooted(&facts, prefix, rest, &mut |v| typed.push(v.to_json()));
             let plain = extract::run(&plan, &json, || &json);
             assert_eq!(typed, plain, "{path}");
             assert_eq!(typed.len(), expected, "{path}: {typed:?}");

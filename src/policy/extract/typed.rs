@@ -12,10 +12,12 @@
 //! the tests check that for every member of every fact.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 use serde_json::Value;
 
 use super::{RestStep, Step, json_equal};
+use crate::policy::message::{self, ABSENT};
 
 /// A value a path walks without serializing it.
 pub trait Walk {
@@ -37,6 +39,15 @@ pub trait Walk {
     fn walks_as_json(&self) -> bool {
         false
     }
+    /// JSON `null` (an absent option), which a selection drops.
+    fn is_null(&self) -> bool {
+        false
+    }
+    /// Append the value as a message shows it ([`message::push_value`]
+    /// on its JSON), without building the JSON where the type knows how.
+    fn push_text(&self, out: &mut String) {
+        message::push_value(out, &self.to_json());
+    }
 }
 
 /// Append the JSON of what `steps` select in `value` to `out`.
@@ -44,14 +55,19 @@ pub fn walk(value: &dyn Walk, steps: &[Step], out: &mut Vec<Value>) {
     reach(value, steps, &mut |found| out.push(found.to_json()));
 }
 
-/// Append what a rooted plan selects: `prefix`, then the `rest` steps and
-/// equality filters, all on typed values.
-pub fn walk_rooted(value: &dyn Walk, prefix: &[Step], rest: &[RestStep], out: &mut Vec<Value>) {
-    reach(value, prefix, &mut |node| walk_rest(node, rest, out));
+/// Call `visit` with every value a rooted plan reaches: `prefix`, then the
+/// `rest` steps and equality filters, all on typed values.
+pub fn reach_rooted(
+    value: &dyn Walk,
+    prefix: &[Step],
+    rest: &[RestStep],
+    visit: &mut dyn FnMut(&dyn Walk),
+) {
+    reach(value, prefix, &mut |node| reach_rest(node, rest, visit));
 }
 
 /// Call `visit` with every value `steps` reach.
-fn reach(value: &dyn Walk, steps: &[Step], visit: &mut dyn FnMut(&dyn Walk)) {
+pub fn reach(value: &dyn Walk, steps: &[Step], visit: &mut dyn FnMut(&dyn Walk)) {
     match steps.split_first() {
         None => visit(value),
         Some(_) if value.walks_as_json() => reach(&value.to_json(), steps, visit),
@@ -59,12 +75,12 @@ fn reach(value: &dyn Walk, steps: &[Step], visit: &mut dyn FnMut(&dyn Walk)) {
     }
 }
 
-fn walk_rest(value: &dyn Walk, steps: &[RestStep], out: &mut Vec<Value>) {
+fn reach_rest(value: &dyn Walk, steps: &[RestStep], visit: &mut dyn FnMut(&dyn Walk)) {
     match steps.split_first() {
-        None => out.push(value.to_json()),
-        Some(_) if value.walks_as_json() => walk_rest(&value.to_json(), steps, out),
+        None => visit(value),
+        Some(_) if value.walks_as_json() => reach_rest(&value.to_json(), steps, visit),
         Some((RestStep::Step(step), rest)) => {
-            one_step(value, step, &mut |next| walk_rest(next, rest, out));
+            one_step(value, step, &mut |next| reach_rest(next, rest, visit));
         }
         Some((
             RestStep::Equals {
@@ -82,7 +98,7 @@ fn walk_rest(value: &dyn Walk, steps: &[RestStep], out: &mut Vec<Value>) {
                     at.get_or_insert_with(|| v.to_json());
                 });
                 if at.is_some_and(|v| json_equal(&v, literal)) != *negated {
-                    walk_rest(member, rest, out);
+                    reach_rest(member, rest, visit);
                 }
             });
         }
@@ -105,22 +121,39 @@ fn one_step(value: &dyn Walk, step: &Step, visit: &mut dyn FnMut(&dyn Walk)) {
     }
 }
 
-/// Scalars: a path that goes on selects nothing.
+/// Scalars (a path that goes on selects nothing), shown as their JSON
+/// shows as text.
 macro_rules! walk_scalar {
     ($($ty:ty),*) => {
         $(impl Walk for $ty {
             fn to_json(&self) -> Value {
                 Value::from(self.clone())
             }
+            fn push_text(&self, out: &mut String) {
+                // Writing to a `String` cannot fail.
+                let _ = write!(out, "{self}");
+            }
         })*
     };
 }
 
-walk_scalar!(String, bool, i32, i64, u64, usize);
+walk_scalar!(bool, i32, i64, u64, usize);
+
+impl Walk for String {
+    fn to_json(&self) -> Value {
+        Value::from(self.as_str())
+    }
+    fn push_text(&self, out: &mut String) {
+        out.push_str(self);
+    }
+}
 
 impl Walk for str {
     fn to_json(&self) -> Value {
         Value::from(self)
+    }
+    fn push_text(&self, out: &mut String) {
+        out.push_str(self);
     }
 }
 
@@ -139,6 +172,12 @@ impl<T: Walk + ?Sized> Walk for &T {
     }
     fn walks_as_json(&self) -> bool {
         (**self).walks_as_json()
+    }
+    fn is_null(&self) -> bool {
+        (**self).is_null()
+    }
+    fn push_text(&self, out: &mut String) {
+        (**self).push_text(out);
     }
 }
 
@@ -160,6 +199,12 @@ impl Walk for Value {
             _ => {}
         }
     }
+    fn is_null(&self) -> bool {
+        self.is_null()
+    }
+    fn push_text(&self, out: &mut String) {
+        message::push_value(out, self);
+    }
 }
 
 impl<T: Walk> Walk for Option<T> {
@@ -177,6 +222,15 @@ impl<T: Walk> Walk for Option<T> {
             value.each(visit);
         }
     }
+    fn is_null(&self) -> bool {
+        self.as_ref().is_none_or(Walk::is_null)
+    }
+    fn push_text(&self, out: &mut String) {
+        match self {
+            Some(value) => value.push_text(out),
+            None => out.push_str(ABSENT),
+        }
+    }
 }
 
 impl<T: Walk> Walk for [T] {
@@ -188,6 +242,14 @@ impl<T: Walk> Walk for [T] {
     }
     fn each(&self, visit: &mut dyn FnMut(&dyn Walk)) {
         self.iter().for_each(|v| visit(v));
+    }
+    fn push_text(&self, out: &mut String) {
+        for (i, item) in self.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            item.push_text(out);
+        }
     }
 }
 
@@ -201,6 +263,9 @@ impl<T: Walk> Walk for Vec<T> {
     fn each(&self, visit: &mut dyn FnMut(&dyn Walk)) {
         self.as_slice().each(visit);
     }
+    fn push_text(&self, out: &mut String) {
+        self.as_slice().push_text(out);
+    }
 }
 
 impl<V: Walk> Walk for BTreeMap<String, V> {
@@ -212,6 +277,16 @@ impl<V: Walk> Walk for BTreeMap<String, V> {
     }
     fn each(&self, visit: &mut dyn FnMut(&dyn Walk)) {
         self.values().for_each(|v| visit(v));
+    }
+    fn push_text(&self, out: &mut String) {
+        for (i, (key, value)) in self.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            out.push_str(key);
+            out.push('=');
+            value.push_text(out);
+        }
     }
 }
 
