@@ -8,7 +8,9 @@
 //! ```
 //!
 //! Naming scenarios (e.g. `force_delete_leader`) times only those, which
-//! is what a per-scenario profile under callgrind wants.
+//! is what a per-scenario profile under callgrind wants. `DECIDE_THREADS=2`
+//! decides on two threads at once; `DECIDE_BETWEEN=1` decodes a review
+//! between decisions, as a server does (see [`Mode`]).
 //!
 //! Times classify + facts + policies (`Engine::decide`, the pure part of an
 //! admission call) per scenario, rotating over the same number of real
@@ -84,6 +86,7 @@ struct Subject {
     pods: usize,
     engine: Engine,
     requests: Vec<(Scenario, Vec<Request>)>,
+    bodies: Vec<Vec<u8>>,
 }
 
 fn subject(pods: usize, policies: &PolicySet, scenarios: &[Scenario]) -> anyhow::Result<Subject> {
@@ -97,10 +100,13 @@ fn subject(pods: usize, policies: &PolicySet, scenarios: &[Scenario]) -> anyhow:
     );
     let targets = Targets::new(&cluster);
     let mut requests = Vec::new();
+    let mut bodies = Vec::new();
     for &scenario in scenarios {
         let mut decoded = Vec::new();
         for body in targets.reviews(scenario, TARGETS) {
-            let request = admission::decode(&serde_json::to_vec(&body)?)?;
+            let bytes = serde_json::to_vec(&body)?;
+            let request = admission::decode(&bytes)?;
+            bodies.push(bytes);
             let (facts, decision) = engine.decide(&intent::classify(&request), &request);
             ensure!(
                 facts.unknown.is_empty(),
@@ -132,6 +138,7 @@ fn subject(pods: usize, policies: &PolicySet, scenarios: &[Scenario]) -> anyhow:
         pods,
         engine,
         requests,
+        bodies,
     })
 }
 
@@ -161,17 +168,12 @@ fn measure(
             subject.requests[i].1.truncate(fewest);
         }
     }
+    let mode = Mode::from_env();
     let mut samples: BTreeMap<(&str, usize), Vec<f64>> = BTreeMap::new();
     for _ in 0..rounds {
         for subject in &subjects {
             for (scenario, requests) in &subject.requests {
-                let started = Instant::now();
-                for i in 0..BATCH {
-                    let request = &requests[i % requests.len()];
-                    let intent = intent::classify(black_box(request));
-                    black_box(subject.engine.decide(&intent, request));
-                }
-                let ns = started.elapsed().as_nanos() as f64 / BATCH as f64;
+                let ns = time_batch(subject, requests, mode);
                 samples
                     .entry((scenario.name(), subject.pods))
                     .or_default()
@@ -188,5 +190,73 @@ fn measure(
             .or_default()
             .insert(pods.to_string(), (median * 10.0).round() / 10.0);
     }
-    Ok(json!({ "rounds": rounds, "batch": BATCH, "decide_ns": report }))
+    Ok(json!({
+        "rounds": rounds,
+        "batch": BATCH,
+        "threads": mode.threads,
+        "between": mode.between,
+        "decide_ns": report,
+    }))
+}
+
+/// How a batch is run; the defaults are the plain hot loop.
+#[derive(Clone, Copy)]
+struct Mode {
+    /// `DECIDE_THREADS`: threads deciding at once on one engine, as a
+    /// server's workers do (shared records and counters would show).
+    threads: usize,
+    /// `DECIDE_BETWEEN=1`: decode a review and re-encode its object
+    /// before each decision, as a server does between two, so decisions
+    /// run on colder caches; the decision alone is timed.
+    between: bool,
+}
+
+impl Mode {
+    fn from_env() -> Mode {
+        let threads = std::env::var("DECIDE_THREADS").ok();
+        Mode {
+            threads: threads.and_then(|t| t.parse().ok()).unwrap_or(1).max(1),
+            between: std::env::var_os("DECIDE_BETWEEN").is_some_and(|v| v == "1"),
+        }
+    }
+}
+
+/// Mean ns per decision over `BATCH` decisions on each thread.
+fn time_batch(subject: &Subject, requests: &[Request], mode: Mode) -> f64 {
+    let run = |thread: usize| {
+        if !mode.between {
+            let started = Instant::now();
+            for i in 0..BATCH {
+                let request = &requests[(i + thread) % requests.len()];
+                let intent = intent::classify(black_box(request));
+                black_box(subject.engine.decide(&intent, request));
+            }
+            return started.elapsed().as_nanos() as f64 / BATCH as f64;
+        }
+        let mut spent = std::time::Duration::ZERO;
+        for i in 0..BATCH {
+            let request = &requests[(i + thread) % requests.len()];
+            let body = &subject.bodies[(i * 13 + thread) % subject.bodies.len()];
+            let other = admission::decode(black_box(body)).expect("decoded once already");
+            black_box(serde_json::to_vec(&other.old_object).expect("JSON"));
+            let started = Instant::now();
+            let intent = intent::classify(black_box(request));
+            black_box(subject.engine.decide(&intent, request));
+            spent += started.elapsed();
+        }
+        spent.as_nanos() as f64 / BATCH as f64
+    };
+    if mode.threads == 1 {
+        return run(0);
+    }
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..mode.threads)
+            .map(|thread| scope.spawn(move || run(thread)))
+            .collect();
+        let total: f64 = workers
+            .into_iter()
+            .map(|w| w.join().expect("no panic"))
+            .sum();
+        total / mode.threads as f64
+    })
 }
