@@ -105,10 +105,16 @@ def ensure_matplotlib() -> None:
         run([sys.executable, "-m", "pip", "install", "--quiet", "matplotlib"])
 
 
+def use_profile(profile: str) -> None:
+    """Build and run the binaries of cargo profile `profile` (default: release)."""
+    global RELEASE
+    RELEASE = TARGET / profile
+
+
 def build() -> None:
     run(
         [
-            "cargo", "build", "--release", "--bin", "forcegate",
+            "cargo", "build", "--profile", RELEASE.name, "--bin", "forcegate",
             "--example", "baseline", "--example", "bench_fixtures",
             "--example", "decision_scaling",
         ],

@@ -14,8 +14,10 @@ the same window) is printed for both servers, with the difference: what
 forcegate's work costs, and how much more the parts both servers share
 cost when it runs next to them. With `--floor` the other server is the
 answer floor (forcegate's answers replayed and its log line written, no
-deciding), so the difference is the decision's alone. Needs `perf` (Debian: linux-perf) and the
-release builds `bench/load.py` makes. Traffic goes to 127.0.0.1 only.
+deciding), so the difference is the decision's alone. Needs `perf`
+(Debian: linux-perf). Builds cargo profile `profiling` (release without
+LTO, so the stages keep their symbols; target/profiling). Traffic goes
+to 127.0.0.1 only.
 """
 
 from __future__ import annotations
@@ -122,6 +124,10 @@ def main() -> None:
     if subprocess.run(["perf", "--version"], capture_output=True).returncode != 0:
         raise SystemExit("perf is needed (Debian: apt-get install linux-perf)")
     oha_bin = load.ensure_oha()
+    # The release profile's fat LTO inlines the stages away (no
+    # `Engine::decide` frame is left to sort samples by); this profile is
+    # release without it.
+    load.use_profile("profiling")
     if not args.skip_build:
         load.build()
     work = Path(tempfile.mkdtemp(prefix="forcegate-profile-"))
