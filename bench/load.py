@@ -16,9 +16,12 @@ What it does, in order (see docs/performance.md):
      request of each kind gets the expected answer;
   5. records forcegate's answer to each body and starts the answer floor:
      the baseline replaying those answers through the same encoder and
-     logging the same decision line (what answering costs without deciding);
+     logging the same decision line (what answering costs without deciding),
+     and the facts floor: the same, after classifying each request and
+     gathering its facts from the 10k snapshot as serve does (what any
+     engine reading those facts costs, however it evaluates policies);
   6. drives them with oha over HTTP/1.1 keep-alive TLS: closed loop at peak
-     (alternating forcegate/baseline/floor, `--rounds` times), each kind of the
+     (alternating forcegate/baseline/floors, `--rounds` times), each kind of the
      mix alone at peak (which request costs what), then open loop at
      the same fixed rates for both (10/25/50/75% of forcegate's peak, so
      none overloads it; 50% is the p99 target's point, run `--rounds`
@@ -238,12 +241,23 @@ def start_forcegate(work: Path, snapshot: Path, certs: Path, tag: str) -> Server
     return Server(f"forcegate-{tag}", cmd, port, work / f"forcegate-{tag}.log")
 
 
-def start_baseline(work: Path, certs: Path, work_us: int = 0, answers: Path | None = None) -> Server:
+def start_baseline(
+    work: Path,
+    certs: Path,
+    work_us: int = 0,
+    answers: Path | None = None,
+    facts_from: Path | None = None,
+) -> Server:
     """The bare baseline; with `work_us`, one that also burns that much CPU
     per request (the calibration servers); with `answers`, the answer floor:
-    it replays forcegate's recorded answers and logs its decision line."""
+    it replays forcegate's recorded answers and logs its decision line; with
+    `facts_from` as well, the facts floor: it also classifies each request
+    and gathers its facts from that snapshot first."""
     port = free_port()
-    name = "answer-floor" if answers else f"baseline+{work_us}us" if work_us else "baseline"
+    if answers:
+        name = "facts-floor" if facts_from else "answer-floor"
+    else:
+        name = f"baseline+{work_us}us" if work_us else "baseline"
     cmd = [
         str(RELEASE / "examples" / "baseline"),
         "--listen", f"127.0.0.1:{port}", "--metrics-listen", "",
@@ -251,6 +265,8 @@ def start_baseline(work: Path, certs: Path, work_us: int = 0, answers: Path | No
     ]
     if answers:
         cmd += ["--answers", str(answers)]
+    if facts_from:
+        cmd += ["--facts-from", str(facts_from)]
     return Server(name, cmd, port, work / f"{name}.log")
 
 
@@ -291,14 +307,14 @@ def record_answers(forcegate: Server, ca: Path, bodies: Path, out: Path) -> Path
 
 
 def check_floor(floor: Server, ca: Path, bodies: Path, answers: Path) -> None:
-    """The floor answers every body exactly as forcegate did."""
+    """A floor answers every body exactly as forcegate did."""
     recorded = [json.loads(line) for line in answers.read_text().splitlines()]
     sent = [body for body in bodies.read_text().splitlines() if body.strip()]
     for body, expected in zip(sent, recorded, strict=True):
         got = post(floor, ca, body.encode())
         if got != expected:
-            raise SystemExit(f"answer floor answered {got}, forcegate {expected}")
-    log(f"  answer floor gives forcegate's {len(sent)} answers")
+            raise SystemExit(f"{floor.name} answered {got}, forcegate {expected}")
+    log(f"  {floor.name} gives forcegate's {len(sent)} answers")
 
 
 # ---------------------------------------------------------------- load
@@ -438,6 +454,7 @@ def calibrate(oha_bin: str, work: Path, baseline: Server, certs: Path, ca: Path,
         )
     curve = [(0.0, 1.0)] + [(p["work_us"], p["ratio"]) for p in points]
     floor = results["peak"]["floor_ratio"]
+    facts_floor = results["peak"].get("facts_floor_ratio")
     return {
         "half_rate": half_rate,
         "points": points,
@@ -445,6 +462,9 @@ def calibrate(oha_bin: str, work: Path, baseline: Server, certs: Path, ca: Path,
         "forcegate_equivalent_us": crossing(curve, results["peak"]["ratio"]),
         # A floor at or above the bare baseline (noise) costs nothing.
         "floor_equivalent_us": 0.0 if floor >= 1 else crossing(curve, floor),
+        "facts_floor_equivalent_us": None
+        if facts_floor is None
+        else 0.0 if facts_floor >= 1 else crossing(curve, facts_floor),
     }
 
 
@@ -664,6 +684,12 @@ def markdown(results: dict) -> str:
         f"from the floor down to forcegate is the decision (classify, facts, policies, messages), "
         f"its metrics and the cleanup record.",
         "",
+        f"Facts floor: the answer floor that also classifies each request and gathers its facts from "
+        f"the same 10k-pod snapshot as serve does, then gives the recorded answer: "
+        f"{p['facts_floor']:.0f} req/s, **{p['facts_floor_ratio']:.0%}** of the baseline. No engine that reads "
+        f"these facts this way gets higher here, however cheaply it evaluates policies; from this floor "
+        f"down to forcegate is policy evaluation, its messages, metrics and the cleanup record.",
+        "",
     ]
     half = results["half_peak"]
     lines += [
@@ -745,7 +771,8 @@ def calibration_markdown(results: dict) -> list[str]:
         "",
         f"80% of the baseline leaves room for {us(cal['budget_us_at_80'], '?')} of work per request on this "
         f"machine. The answer floor (forcegate's answers and log line, no deciding) equals a baseline that "
-        f"burns {us(cal.get('floor_equivalent_us'))}; forcegate equals one that burns "
+        f"burns {us(cal.get('floor_equivalent_us'))}, the facts floor (answers, log line, classify and "
+        f"facts) one that burns {us(cal.get('facts_floor_equivalent_us'))}; forcegate equals one that burns "
         f"{us(cal['forcegate_equivalent_us'])}.",
         "",
     ]
@@ -818,22 +845,25 @@ def main() -> None:
         results["decisions"] = check_decisions(forcegate, baseline, ca, Path(main_fx["samples"]), main_fx)
         answers = record_answers(forcegate, ca, bodies, work / "answers.jsonl")
         floor = start_baseline(work, certs, answers=answers)
-        servers.append(floor)
-        floor.wait_ready(ca)
-        check_floor(floor, ca, bodies, answers)
+        facts_floor = start_baseline(work, certs, answers=answers, facts_from=Path(main_fx["snapshot"]))
+        for server in (floor, facts_floor):
+            servers.append(server)
+            server.wait_ready(ca)
+            check_floor(server, ca, bodies, answers)
+        peakers = (forcegate, baseline, floor, facts_floor)
 
         log("warm-up")
-        for server in (forcegate, baseline, floor):
+        for server in peakers:
             oha(oha_bin, server, ca, bodies, min(3.0, seconds))
 
         log("peak, closed loop, alternating")
         results["peak_rounds"] = []
         for _ in range(rounds):
-            for server in (forcegate, baseline, floor):
+            for server in peakers:
                 results["peak_rounds"].append(oha(oha_bin, server, ca, bodies, seconds))
-        peak_f, peak_b, peak_floor = (
+        peak_f, peak_b, peak_floor, peak_facts = (
             statistics.median(r["rps"] for r in results["peak_rounds"] if r["server"] == server.name)
-            for server in (forcegate, baseline, floor)
+            for server in peakers
         )
         results["peak"] = {
             "forcegate": peak_f,
@@ -841,11 +871,15 @@ def main() -> None:
             "ratio": round(peak_f / peak_b, 3),
             "floor": peak_floor,
             "floor_ratio": round(peak_floor / peak_b, 3),
+            "facts_floor": peak_facts,
+            "facts_floor_ratio": round(peak_facts / peak_b, 3),
         }
         floor.stop()
+        facts_floor.stop()
         log(
             f"peak: forcegate {peak_f:.0f} req/s, baseline {peak_b:.0f} req/s, ratio {peak_f / peak_b:.1%}; "
-            f"answer floor {peak_floor:.0f} req/s ({peak_floor / peak_b:.1%})"
+            f"answer floor {peak_floor:.0f} req/s ({peak_floor / peak_b:.1%}); "
+            f"facts floor {peak_facts:.0f} req/s ({peak_facts / peak_b:.1%})"
         )
 
         log("each kind of request alone, closed loop")

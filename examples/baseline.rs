@@ -15,6 +15,12 @@
 //! deciding: the answer floor, what any engine giving those answers would
 //! cost at least.
 //!
+//! With `--facts-from SNAPSHOT` as well, it also classifies each request and
+//! gathers its facts from that cluster snapshot as `serve` does (the groups
+//! the shipped policies read), then gives the recorded answer: the facts
+//! floor, what any engine that reads these facts and gives these answers
+//! would cost at least, however it evaluates policies.
+//!
 //! ```text
 //! cargo run --release --example baseline -- --listen 127.0.0.1:8444 --tls-dir certs
 //! ```
@@ -42,9 +48,12 @@ use forcegate::cli::ServeArgs;
 use forcegate::cluster::SnapshotCluster;
 use forcegate::decision::Decision;
 use forcegate::engine::{Engine, Settings};
+use forcegate::facts::{self, Needs};
+use forcegate::intent;
 use forcegate::policy::PolicySet;
 use forcegate::server::{self, Server, Shutdown};
 use futures::StreamExt;
+use k8s_openapi::jiff::Timestamp;
 use tokio::sync::Semaphore;
 
 /// The allocator `forcegate serve` runs on (see src/main.rs).
@@ -71,6 +80,10 @@ struct Cli {
     /// gated ones as `serve` does.
     #[arg(long)]
     answers: Option<PathBuf>,
+    /// With `--answers`: also classify each request and gather its facts
+    /// from this cluster snapshot (a directory or file, as `serve --cluster`).
+    #[arg(long, requires = "answers")]
+    facts_from: Option<PathBuf>,
 }
 
 /// What the handler needs: the limits `serve` applies in its handler.
@@ -81,6 +94,8 @@ struct Limits {
     permits: Arc<Semaphore>,
     work: Work,
     answers: Arc<Answers>,
+    /// The facts floor's cluster, when `--facts-from` is given.
+    facts_from: Option<Arc<SnapshotCluster>>,
 }
 
 /// Recorded answers by request UID.
@@ -206,6 +221,17 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let snapshot = cli
+        .facts_from
+        .as_deref()
+        .map(|dir| SnapshotCluster::load(&[dir]));
+    let facts_from = match snapshot.transpose() {
+        Ok(cluster) => cluster.map(Arc::new),
+        Err(err) => {
+            eprintln!("baseline: --facts-from: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -216,7 +242,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(cli.serve, work, answers)) {
+    match runtime.block_on(run(cli.serve, work, answers, facts_from)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("baseline: {err:#}");
@@ -225,7 +251,12 @@ fn main() -> ExitCode {
     }
 }
 
-async fn run(args: ServeArgs, work: Work, answers: Answers) -> anyhow::Result<()> {
+async fn run(
+    args: ServeArgs,
+    work: Work,
+    answers: Answers,
+    facts_from: Option<Arc<SnapshotCluster>>,
+) -> anyhow::Result<()> {
     let config = server::Config::from_args(&args)?;
     forcegate::certs::ensure_dev_certs(&args.tls_dir, "forcegate", "forcegate")
         .with_context(|| format!("certificates in {}", args.tls_dir.display()))?;
@@ -236,6 +267,7 @@ async fn run(args: ServeArgs, work: Work, answers: Answers) -> anyhow::Result<()
         permits: Arc::new(Semaphore::new(config.max_concurrency.max(1))),
         work,
         answers: Arc::new(answers),
+        facts_from,
     };
     let router = Router::new()
         .route("/validate", post(allow))
@@ -320,6 +352,9 @@ async fn answer(limits: &Limits, headers: &HeaderMap, body: Body) -> Result<Vec<
     }
     let request = admission::decode(&bytes)?;
     limits.work.run();
+    if let Some(cluster) = &limits.facts_from {
+        gather_facts(&request, cluster.as_ref());
+    }
     let answer = limits.answers.get(&request.uid);
     let allow = Decision::allow();
     let decision = answer.map_or(&allow, |answer| &answer.decision);
@@ -328,6 +363,23 @@ async fn answer(limits: &Limits, headers: &HeaderMap, body: Body) -> Result<Vec<
         log_like_serve(&request, answer, started.elapsed());
     }
     Ok(admission::encode(&response))
+}
+
+/// What `serve` does before evaluating policies: classify, then (for gated
+/// intents) read the facts the shipped policies and the cleanup record use.
+fn gather_facts(request: &admission::Request, cluster: &SnapshotCluster) {
+    let intent = intent::classify(request);
+    if intent.kind.is_gated() {
+        let facts = facts::gather_for(
+            &intent,
+            request,
+            cluster,
+            Timestamp::now(),
+            Needs::default(),
+        );
+        std::hint::black_box(facts);
+    }
+    std::hint::black_box(intent);
 }
 
 /// The line `serve` logs for a gated decision: same fields, same sizes,
