@@ -79,6 +79,16 @@ pub enum IntentKind {
 }
 
 impl IntentKind {
+    /// Every [`IntentKind::name`], for metrics that export each from zero.
+    pub const NAMES: [&'static str; 6] = [
+        "ForceDelete",
+        "Eviction",
+        "FinalizerRemoval",
+        "NamespaceFinalize",
+        "SystemFinalization",
+        "NotGated",
+    ];
+
     /// The name policies match on (`spec.match.intents`).
     pub fn name(&self) -> &'static str {
         match self {

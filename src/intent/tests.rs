@@ -388,3 +388,29 @@ fn every_fixture_decodes_and_classifies_without_panicking() {
     }
     assert!(seen >= 30, "expected the fixture set, found {seen}");
 }
+
+/// Metrics export one series per name in `NAMES`: every kind's name is one.
+#[test]
+fn names_lists_every_kind_once() {
+    let kinds = [
+        IntentKind::ForceDelete {
+            already_terminating: false,
+        },
+        IntentKind::Eviction,
+        IntentKind::FinalizerRemoval {
+            removed: Vec::new(),
+            deleting: false,
+        },
+        IntentKind::NamespaceFinalize {
+            removed: Vec::new(),
+        },
+        IntentKind::SystemFinalization {
+            actor: SystemActor::PodGc,
+        },
+        IntentKind::NotGated {
+            reason: String::new(),
+        },
+    ];
+    let names: Vec<&str> = kinds.iter().map(IntentKind::name).collect();
+    assert_eq!(names, IntentKind::NAMES);
+}

@@ -10,6 +10,8 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::metrics::info::Info;
 use prometheus_client::registry::{Registry, Unit};
 
+use crate::intent::IntentKind;
+
 /// Content type of the OpenMetrics text exposition.
 pub const OPENMETRICS_CONTENT_TYPE: &str =
     "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -42,15 +44,66 @@ struct ResultLabels {
     result: &'static str,
 }
 
+/// The endpoints whose series exist from the start, in index order.
+const ENDPOINTS: [&str; 2] = ["validate", "mutate"];
+
 /// Request metrics of the admission endpoints.
 #[derive(Clone)]
 pub struct Metrics {
     requests: Family<DecisionLabels, Counter>,
     duration: Family<EndpointLabels, Histogram>,
+    /// Handles of every (endpoint, intent, decision) and endpoint series,
+    /// created at start: each is exported from zero, and counting a request
+    /// is an atomic add instead of a lock and a hash of its labels.
+    handles: Arc<Handles>,
     bad_requests: Family<ReasonLabels, Counter>,
     errors: Family<ReasonLabels, Counter>,
     in_flight: Gauge,
     pub tls: TlsMetrics,
+}
+
+struct Handles {
+    /// Indexed by [`Handles::request_index`].
+    requests: Vec<Counter>,
+    /// Indexed like [`ENDPOINTS`].
+    duration: Vec<Histogram>,
+}
+
+impl Handles {
+    fn create(
+        requests: &Family<DecisionLabels, Counter>,
+        duration: &Family<EndpointLabels, Histogram>,
+    ) -> Self {
+        let mut handles = Handles {
+            requests: Vec::new(),
+            duration: Vec::new(),
+        };
+        for endpoint in ENDPOINTS {
+            for intent in IntentKind::NAMES {
+                for decision in ["allowed", "denied"] {
+                    let labels = DecisionLabels {
+                        endpoint,
+                        intent,
+                        decision,
+                    };
+                    handles.requests.push(requests.get_or_create_owned(&labels));
+                }
+            }
+            let labels = EndpointLabels { endpoint };
+            handles.duration.push(duration.get_or_create_owned(&labels));
+        }
+        handles
+    }
+
+    fn endpoint_index(endpoint: &str) -> Option<usize> {
+        ENDPOINTS.iter().position(|e| *e == endpoint)
+    }
+
+    fn request_index(endpoint: &str, intent: &str, allowed: bool) -> Option<usize> {
+        let endpoint = Self::endpoint_index(endpoint)?;
+        let intent = IntentKind::NAMES.iter().position(|i| *i == intent)?;
+        Some((endpoint * IntentKind::NAMES.len() + intent) * 2 + usize::from(!allowed))
+    }
 }
 
 /// Serving-certificate metrics, updated by the reloader.
@@ -64,9 +117,13 @@ pub struct TlsMetrics {
 impl Metrics {
     /// Register the server's metrics (and build info) into `registry`.
     pub fn register(registry: &mut Registry) -> Self {
+        let requests = Family::default();
+        let duration: Family<EndpointLabels, Histogram> =
+            Family::new_with_constructor(|| Histogram::new(DURATION_BUCKETS));
         let metrics = Self {
-            requests: Family::default(),
-            duration: Family::new_with_constructor(|| Histogram::new(DURATION_BUCKETS)),
+            handles: Arc::new(Handles::create(&requests, &duration)),
+            requests,
+            duration,
             bad_requests: Family::default(),
             errors: Family::default(),
             in_flight: Gauge::default(),
@@ -125,6 +182,10 @@ impl Metrics {
     }
 
     pub fn decided(&self, endpoint: &'static str, intent: &'static str, allowed: bool) {
+        if let Some(i) = Handles::request_index(endpoint, intent, allowed) {
+            self.handles.requests[i].inc();
+            return;
+        }
         let decision = if allowed { "allowed" } else { "denied" };
         self.requests
             .get_or_create(&DecisionLabels {
@@ -136,6 +197,10 @@ impl Metrics {
     }
 
     pub fn observe_duration(&self, endpoint: &'static str, seconds: f64) {
+        if let Some(i) = Handles::endpoint_index(endpoint) {
+            self.handles.duration[i].observe(seconds);
+            return;
+        }
         self.duration
             .get_or_create(&EndpointLabels { endpoint })
             .observe(seconds);
@@ -223,6 +288,65 @@ mod tests {
             "# EOF",
         ] {
             assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
+        }
+    }
+
+    /// Each series counts only its own requests (n + 1 for the n-th
+    /// combination), exported from zero before any; unknown labels still count.
+    #[test]
+    fn every_request_series_counts_its_own_requests() {
+        let mut registry = Registry::default();
+        let metrics = Metrics::register(&mut registry);
+        let before = render(&registry).expect("encodes");
+        assert!(
+            before.contains("forcegate_admission_requests_total{endpoint=\"mutate\",intent=\"NotGated\",decision=\"denied\"} 0"),
+            "{before}"
+        );
+        assert!(
+            before.contains(
+                "forcegate_admission_request_duration_seconds_count{endpoint=\"mutate\"} 0"
+            ),
+            "{before}"
+        );
+        let mut expected = Vec::new();
+        let mut n = 0;
+        for endpoint in ENDPOINTS {
+            for intent in IntentKind::NAMES {
+                for allowed in [true, false] {
+                    n += 1;
+                    for _ in 0..n {
+                        metrics.decided(endpoint, intent, allowed);
+                    }
+                    let decision = if allowed { "allowed" } else { "denied" };
+                    expected.push(format!(
+                        "forcegate_admission_requests_total{{endpoint=\"{endpoint}\",intent=\"{intent}\",decision=\"{decision}\"}} {n}"
+                    ));
+                }
+            }
+        }
+        metrics.decided("other", "ForceDelete", true);
+        metrics.observe_duration("mutate", 0.3);
+        metrics.observe_duration("mutate", 0.3);
+        metrics.observe_duration("validate", 0.0001);
+        metrics.observe_duration("other", 0.0001);
+        expected.push(
+            "forcegate_admission_requests_total{endpoint=\"other\",intent=\"ForceDelete\",decision=\"allowed\"} 1".into(),
+        );
+        expected.push(
+            "forcegate_admission_request_duration_seconds_count{endpoint=\"mutate\"} 2".into(),
+        );
+        expected.push(
+            "forcegate_admission_request_duration_seconds_count{endpoint=\"validate\"} 1".into(),
+        );
+        expected.push(
+            "forcegate_admission_request_duration_seconds_count{endpoint=\"other\"} 1".into(),
+        );
+        let text = render(&registry).expect("encodes");
+        for line in expected {
+            assert!(
+                text.lines().any(|l| l == line),
+                "missing {line:?} in:\n{text}"
+            );
         }
     }
 
