@@ -37,7 +37,7 @@ use anyhow::Context;
 use arc_swap::ArcSwap;
 use axum::Router;
 use axum::body::Body;
-use axum::extract::State;
+use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -87,7 +87,7 @@ struct Cli {
 }
 
 /// What the handler needs: the limits `serve` applies in its handler.
-#[derive(Clone)]
+/// Shared behind one `Arc`, as `serve` shares its state.
 struct Limits {
     body_limit: usize,
     request_timeout: Duration,
@@ -274,7 +274,7 @@ async fn run(
         .route("/mutate", post(allow))
         .route("/healthz", get(ok))
         .route("/readyz", get(ok))
-        .with_state(limits);
+        .with_state(Arc::new(limits));
     // The server wants an engine (for the readiness of its plain-HTTP port);
     // an empty one: the baseline never decides.
     let engine = Arc::new(Engine::new(
@@ -309,8 +309,12 @@ async fn ok() -> &'static str {
     "ok\n"
 }
 
-async fn allow(State(limits): State<Limits>, headers: HeaderMap, body: Body) -> Response {
-    let answered = tokio::time::timeout(limits.request_timeout, answer(&limits, &headers, body));
+async fn allow(State(limits): State<Arc<Limits>>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let answered = tokio::time::timeout(
+        limits.request_timeout,
+        answer(&limits, &parts.headers, body),
+    );
     match answered.await {
         Ok(Ok(bytes)) => json(StatusCode::OK, bytes),
         Ok(Err(bad)) => {

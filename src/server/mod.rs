@@ -196,7 +196,7 @@ impl Server {
             config.reload_poll,
             shutdown.clone(),
         )?;
-        let state = routes::AppState {
+        let state = Arc::new(routes::AppState {
             engine,
             metrics: metrics.clone(),
             registry: Arc::new(registry),
@@ -204,7 +204,7 @@ impl Server {
             body_limit: config.body_limit,
             request_timeout: config.request_timeout,
             permits: Arc::new(Semaphore::new(config.max_concurrency.max(1))),
-        };
+        });
         let listeners = listener::Listeners {
             webhook,
             webhook_router: webhook_router.unwrap_or_else(|| routes::webhook(state.clone())),

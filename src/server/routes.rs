@@ -5,13 +5,14 @@
 //! the reason; our own failures (deadline, a bug) are 503/500 so the API
 //! server's failurePolicy applies.
 
+use std::fmt::{self, Write as _};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::Body;
-use axum::extract::State;
+use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -22,11 +23,12 @@ use tokio::sync::Semaphore;
 use super::health::Health;
 use super::metrics::{self, Metrics};
 use crate::admission::BadReview;
+use crate::decision::PolicyOutcome;
 use crate::engine::{Admitted, Endpoint, Engine};
 use crate::intent::ObjectRef;
 
-/// Everything a handler needs; cheap to clone.
-#[derive(Clone)]
+/// Everything a handler needs; shared behind one `Arc` (axum clones the
+/// state for every request: one reference count, not one per field).
 pub(crate) struct AppState {
     pub engine: Arc<Engine>,
     pub metrics: Metrics,
@@ -39,7 +41,7 @@ pub(crate) struct AppState {
 }
 
 /// The HTTPS router: admission, health, readiness and metrics.
-pub(crate) fn webhook(state: AppState) -> Router {
+pub(crate) fn webhook(state: Arc<AppState>) -> Router {
     Router::new()
         .route("/validate", post(validate))
         .route("/mutate", post(mutate))
@@ -49,23 +51,27 @@ pub(crate) fn webhook(state: AppState) -> Router {
 }
 
 /// The plain-HTTP router: metrics and health only.
-pub(crate) fn metrics_only(state: AppState) -> Router {
+pub(crate) fn metrics_only(state: Arc<AppState>) -> Router {
     observability().fallback(not_found).with_state(state)
 }
 
-fn observability() -> Router<AppState> {
+fn observability() -> Router<Arc<AppState>> {
     Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics_text))
 }
 
-async fn validate(State(state): State<AppState>, headers: HeaderMap, body: Body) -> Response {
-    admit(&state, Endpoint::Validate, &headers, body).await
+// The whole request rather than a `HeaderMap` extractor, which clones the
+// headers.
+async fn validate(State(state): State<Arc<AppState>>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    admit(&state, Endpoint::Validate, &parts.headers, body).await
 }
 
-async fn mutate(State(state): State<AppState>, headers: HeaderMap, body: Body) -> Response {
-    admit(&state, Endpoint::Mutate, &headers, body).await
+async fn mutate(State(state): State<Arc<AppState>>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    admit(&state, Endpoint::Mutate, &parts.headers, body).await
 }
 
 /// Why an admission request got no AdmissionReview answer.
@@ -192,12 +198,6 @@ fn log_decision(endpoint: &'static str, admitted: &Admitted, elapsed: Duration) 
     } else {
         "denied"
     };
-    let policies: Vec<&str> = admitted
-        .decision
-        .outcomes
-        .iter()
-        .map(|o| o.policy.as_str())
-        .collect();
     // Microsecond precision is plenty and keeps log lines short.
     let duration_ms = (elapsed.as_secs_f64() * 1_000_000.0).round() / 1000.0;
     if intent.kind.is_gated() {
@@ -206,9 +206,9 @@ fn log_decision(endpoint: &'static str, admitted: &Admitted, elapsed: Duration) 
             endpoint,
             intent = intent.kind.name(),
             user = %intent.requester.username,
-            object = %describe(&intent.target),
+            object = %Described(&intent.target),
             decision,
-            policies = %policies.join(","),
+            policies = %PolicyNames(&admitted.decision.outcomes),
             record = admitted.record.as_deref().unwrap_or(""),
             break_glass = admitted.decision.break_glass.is_some(),
             dry_run = intent.dry_run,
@@ -221,7 +221,7 @@ fn log_decision(endpoint: &'static str, admitted: &Admitted, elapsed: Duration) 
             endpoint,
             intent = intent.kind.name(),
             user = %intent.requester.username,
-            object = %describe(&intent.target),
+            object = %Described(&intent.target),
             decision,
             duration_ms,
             "not gated"
@@ -229,18 +229,39 @@ fn log_decision(endpoint: &'static str, admitted: &Admitted, elapsed: Duration) 
     }
 }
 
-/// `pods/eviction db/postgres-0`, `namespaces/finalize legacy`.
-fn describe(target: &ObjectRef) -> String {
-    let mut resource = target.resource.clone();
-    if !target.group.is_empty() {
-        resource = format!("{resource}.{}", target.group);
+/// `pods/eviction db/postgres-0`, `namespaces/finalize legacy`; written
+/// straight into the log line.
+struct Described<'a>(&'a ObjectRef);
+
+impl fmt::Display for Described<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let target = self.0;
+        f.write_str(&target.resource)?;
+        if !target.group.is_empty() {
+            write!(f, ".{}", target.group)?;
+        }
+        if let Some(sub) = &target.subresource {
+            write!(f, "/{sub}")?;
+        }
+        match &target.namespace {
+            Some(ns) => write!(f, " {ns}/{}", target.name),
+            None => write!(f, " {}", target.name),
+        }
     }
-    if let Some(sub) = &target.subresource {
-        resource = format!("{resource}/{sub}");
-    }
-    match &target.namespace {
-        Some(ns) => format!("{resource} {ns}/{}", target.name),
-        None => format!("{resource} {}", target.name),
+}
+
+/// The names of the policies that fired, comma-separated.
+struct PolicyNames<'a>(&'a [PolicyOutcome]);
+
+impl fmt::Display for PolicyNames<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, outcome) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_char(',')?;
+            }
+            f.write_str(&outcome.policy)?;
+        }
+        Ok(())
     }
 }
 
@@ -272,7 +293,7 @@ async fn healthz() -> &'static str {
     "ok\n"
 }
 
-async fn readyz(State(state): State<AppState>) -> Response {
+async fn readyz(State(state): State<Arc<AppState>>) -> Response {
     let readiness = state.health.readiness(state.engine.cluster().as_ref());
     let status = if readiness.ready {
         StatusCode::OK
@@ -283,7 +304,7 @@ async fn readyz(State(state): State<AppState>) -> Response {
     json_response(status, body)
 }
 
-async fn metrics_text(State(state): State<AppState>) -> Response {
+async fn metrics_text(State(state): State<Arc<AppState>>) -> Response {
     match metrics::render(&state.registry) {
         Ok(text) => (
             StatusCode::OK,
@@ -309,6 +330,7 @@ async fn not_found() -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::decision::Action;
 
     fn headers(content_type: Option<&'static str>, length: Option<&'static str>) -> HeaderMap {
         let mut headers = HeaderMap::new();
@@ -354,6 +376,25 @@ mod tests {
     }
 
     #[test]
+    fn names_the_policies_that_fired_in_order() {
+        let fired = |policy: &str| PolicyOutcome {
+            policy: policy.into(),
+            action: Action::Deny,
+            fact: String::new(),
+            message: String::new(),
+            remediation: None,
+            unknown: false,
+        };
+        assert_eq!(PolicyNames(&[]).to_string(), "");
+        assert_eq!(PolicyNames(&[fired("leader")]).to_string(), "leader");
+        let three = [fired("leader"), fired("attached-volumes"), fired("pdb")];
+        assert_eq!(
+            PolicyNames(&three).to_string(),
+            "leader,attached-volumes,pdb"
+        );
+    }
+
+    #[test]
     fn describes_objects_for_logs() {
         let target = ObjectRef {
             resource: "pods".into(),
@@ -362,6 +403,29 @@ mod tests {
             name: "postgres-0".into(),
             ..ObjectRef::default()
         };
-        assert_eq!(describe(&target), "pods/eviction db/postgres-0");
+        assert_eq!(
+            Described(&target).to_string(),
+            "pods/eviction db/postgres-0"
+        );
+        let cluster_scoped = ObjectRef {
+            resource: "namespaces".into(),
+            subresource: Some("finalize".into()),
+            name: "legacy".into(),
+            ..ObjectRef::default()
+        };
+        assert_eq!(
+            Described(&cluster_scoped).to_string(),
+            "namespaces/finalize legacy"
+        );
+        let grouped = ObjectRef {
+            group: "storage.k8s.io".into(),
+            resource: "volumeattachments".into(),
+            name: "csi-0a1b".into(),
+            ..ObjectRef::default()
+        };
+        assert_eq!(
+            Described(&grouped).to_string(),
+            "volumeattachments.storage.k8s.io csi-0a1b"
+        );
     }
 }

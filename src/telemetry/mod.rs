@@ -6,7 +6,8 @@
 //! Lines are buffered and written by a background thread (see
 //! [`batched`]): written from the request path, a decision log line cost a
 //! `write(2)` per admission; behind a queue, a thread wake-up per admission.
-//! No line is dropped, and the returned guard flushes on exit.
+//! No line is dropped, and the returned guard flushes on exit. JSON lines
+//! are written by [`json::JsonLines`], in tracing-subscriber's JSON shape.
 
 use std::io::{IsTerminal, Stderr};
 
@@ -15,6 +16,9 @@ use tracing_subscriber::EnvFilter;
 use crate::cli::LogFormat;
 
 mod batched;
+mod json;
+
+pub use json::JsonLines;
 
 pub use batched::FlushGuard;
 
@@ -40,12 +44,7 @@ pub fn init(format: LogFormat) -> std::io::Result<FlushGuard<Stderr>> {
             .with_target(false)
             .with_ansi(std::io::stderr().is_terminal())
             .try_init(),
-        LogFormat::Json => builder
-            .json()
-            .flatten_event(true)
-            .with_current_span(false)
-            .with_span_list(false)
-            .try_init(),
+        LogFormat::Json => builder.event_format(json::JsonLines).try_init(),
     };
     if installed.is_err() {
         tracing::debug!("a tracing subscriber was already installed");

@@ -1,0 +1,134 @@
+use std::io;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use tracing_subscriber::fmt::MakeWriter;
+
+use super::*;
+
+/// Collects what a subscriber writes.
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> MakeWriter<'a> for Captured {
+    type Writer = Self;
+    fn make_writer(&'a self) -> Self {
+        self.clone()
+    }
+}
+
+impl Captured {
+    fn text(&self) -> String {
+        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+    }
+}
+
+/// Events with every kind of field, including text that needs escaping.
+fn emit_events() {
+    let object = "pods db/postgres-0";
+    tracing::info!(
+        uid = %"705ab4f5-6393-11e8-b7cc-42010a800002",
+        endpoint = "validate",
+        object = %object,
+        decision = "denied",
+        break_glass = false,
+        dry_run = true,
+        duration_ms = 0.042,
+        answered = 3u64,
+        delta = -7i64,
+        "admission decision"
+    );
+    tracing::warn!(
+        error = %"line one\nline \"two\"\t\\ \u{1} \u{8} \u{c} \r é 日本",
+        ratio = f64::NAN,
+        whole = 2.0,
+        big = 1.5e300,
+        "could not write cleanup record: {}",
+        "quoted \"reason\""
+    );
+    tracing::error!(nested = ?Some(vec!["a", "b"]), "");
+}
+
+fn lines_of(text: &str) -> Vec<Value> {
+    text.lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect()
+}
+
+/// Field for field, the lines tracing-subscriber's own JSON formatter
+/// writes with the settings `init` used before, timestamps aside.
+#[test]
+fn lines_match_tracing_subscribers_json_format() {
+    let ours = Captured::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(ours.clone())
+        .event_format(JsonLines)
+        .finish();
+    tracing::subscriber::with_default(subscriber, emit_events);
+
+    let theirs = Captured::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(theirs.clone())
+        .json()
+        .flatten_event(true)
+        .with_current_span(false)
+        .with_span_list(false)
+        .finish();
+    tracing::subscriber::with_default(subscriber, emit_events);
+
+    let (ours, theirs) = (ours.text(), theirs.text());
+    let (mut ours_lines, mut theirs_lines) = (lines_of(&ours), lines_of(&theirs));
+    assert_eq!(ours_lines.len(), 3, "{ours}");
+    assert_eq!(ours_lines.len(), theirs_lines.len());
+    for (mine, reference) in ours_lines.iter_mut().zip(&mut theirs_lines) {
+        let stamp = mine["timestamp"].as_str().expect("timestamp").to_owned();
+        let parsed: Timestamp = stamp.parse().expect("RFC 3339");
+        let age = Timestamp::now().duration_since(parsed);
+        assert!(age.as_secs() < 60, "timestamp {stamp} is not now");
+        assert_eq!(stamp.len(), "2026-12-05T07:30:00.123456Z".len(), "{stamp}");
+        mine.as_object_mut().unwrap().remove("timestamp");
+        reference.as_object_mut().unwrap().remove("timestamp");
+        assert_eq!(mine, reference);
+    }
+    // Byte for byte once the timestamps are cut out: the same key order,
+    // escapes and number formats, for collectors and for humans alike.
+    let without_timestamp = |line: &str| -> String {
+        let (_, rest) = line
+            .split_once("\",\"level\"")
+            .expect("level after timestamp");
+        rest.to_owned()
+    };
+    for (mine, reference) in ours.lines().zip(theirs.lines()) {
+        assert_eq!(without_timestamp(mine), without_timestamp(reference));
+    }
+    assert_eq!(ours_lines[1]["ratio"], Value::Null);
+    assert_eq!(ours_lines[1]["whole"], 2.0);
+    assert_eq!(
+        ours_lines[1]["error"],
+        "line one\nline \"two\"\t\\ \u{1} \u{8} \u{c} \r é 日本"
+    );
+}
+
+/// Every control character comes out escaped, everything else verbatim.
+#[test]
+fn escaping_round_trips_every_character_class() {
+    let text: String = (0u32..0x80)
+        .chain([0xe9, 0x65e5, 0x1f600])
+        .filter_map(char::from_u32)
+        .collect();
+    let mut out = String::new();
+    write_string(&mut out, &text).unwrap();
+    assert!(!out[1..out.len() - 1].bytes().any(|b| b < 0x20), "{out:?}");
+    let back: String = serde_json::from_str(&out).expect("valid JSON string");
+    assert_eq!(back, text);
+}
