@@ -21,8 +21,9 @@ What it does, in order (see docs/performance.md):
      gathering its facts from the 10k snapshot as serve does (what any
      engine reading those facts costs, however it evaluates policies);
   6. drives them with oha over HTTP/1.1 keep-alive TLS: closed loop at peak
-     (alternating forcegate/baseline/floors, `--rounds` times), each kind of the
-     mix alone at peak (which request costs what), then open loop at
+     (forcegate/baseline/floors, `--rounds` times, every other round in
+     reverse order), each kind of the mix alone at peak (which request
+     costs what), then open loop at
      the same fixed rates for both (10/25/50/75% of forcegate's peak, so
      none overloads it; 50% is the p99 target's point, run `--rounds`
      times alternating and judged on the median p99), recording each
@@ -371,6 +372,14 @@ def ms(seconds: float | None) -> float | None:
     return None if seconds is None else round(seconds * 1000, 3)
 
 
+def in_turn(servers: tuple, round_index: int) -> tuple:
+    """The order of one alternating round: reversed every other round, so a
+    host that speeds up or slows down during the run (seen: the baseline's
+    peak rising 24k → 35k over four minutes) does not always favour the
+    server that goes last."""
+    return servers if round_index % 2 == 0 else servers[::-1]
+
+
 def half_peak_rounds(oha_bin: str, servers: tuple, ca: Path, bodies: Path, seconds: float, results: dict, rounds: int) -> dict:
     """The p99 target's point measured like the peak: alternating rounds at
     half of forcegate's peak (the sweep's own 50% phase is the first), the
@@ -380,8 +389,8 @@ def half_peak_rounds(oha_bin: str, servers: tuple, ca: Path, bodies: Path, secon
     rate = swept[0]["offered_rps"]
     log(f"half of forcegate's peak ({rate:.0f}/s), {rounds} alternating rounds")
     by_server = {server.name: [r for r in swept if r["server"] == server.name] for server in servers}
-    for _ in range(rounds - 1):
-        for server in servers:
+    for round_index in range(1, rounds):
+        for server in in_turn(servers, round_index):
             by_server[server.name].append(oha(oha_bin, server, ca, bodies, seconds, rate))
     forcegate, baseline = ([r["p99_ms"] for r in by_server[server.name]] for server in servers)
     return {
@@ -865,8 +874,8 @@ def main() -> None:
 
         log("peak, closed loop, alternating")
         results["peak_rounds"] = []
-        for _ in range(rounds):
-            for server in peakers:
+        for round_index in range(rounds):
+            for server in in_turn(peakers, round_index):
                 results["peak_rounds"].append(oha(oha_bin, server, ca, bodies, seconds))
         peak_f, peak_b, peak_floor, peak_facts = (
             statistics.median(r["rps"] for r in results["peak_rounds"] if r["server"] == server.name)
