@@ -372,6 +372,15 @@ def ms(seconds: float | None) -> float | None:
     return None if seconds is None else round(seconds * 1000, 3)
 
 
+def round_ratios(rounds: list[dict], numerator: str, denominator: str) -> list[float]:
+    """forcegate / baseline within each round: on a host whose speed drifts
+    during the run, their spread says how far the ratio of medians can be
+    trusted."""
+    tops = [r["rps"] for r in rounds if r["server"] == numerator]
+    bottoms = [r["rps"] for r in rounds if r["server"] == denominator]
+    return [round(top / bottom, 3) for top, bottom in zip(tops, bottoms)]
+
+
 def in_turn(servers: tuple, round_index: int) -> tuple:
     """The order of one alternating round: reversed every other round, so a
     host that speeds up or slows down during the run (seen: the baseline's
@@ -691,7 +700,9 @@ def markdown(results: dict) -> str:
     lines += [
         "",
         f"Peak (median of rounds): forcegate {p['forcegate']:.0f} req/s, baseline "
-        f"{p['baseline']:.0f} req/s, **ratio {p['ratio']:.0%}**.",
+        f"{p['baseline']:.0f} req/s, **ratio {p['ratio']:.0%}** (round by round: "
+        + ", ".join(f"{r:.0%}" for r in p.get("round_ratios", []))
+        + ").",
         "",
         f"Answer floor: the baseline replaying forcegate's recorded answers through the same encoder "
         f"and logging the same decision line, without deciding: {p['floor']:.0f} req/s, "
@@ -889,6 +900,7 @@ def main() -> None:
             "floor_ratio": round(peak_floor / peak_b, 3),
             "facts_floor": peak_facts,
             "facts_floor_ratio": round(peak_facts / peak_b, 3),
+            "round_ratios": round_ratios(results["peak_rounds"], forcegate.name, baseline.name),
         }
         floor.stop()
         facts_floor.stop()
