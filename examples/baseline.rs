@@ -106,7 +106,9 @@ struct Answer {
     decision: Decision,
     /// The intent's name; empty when the request was not gated.
     intent: String,
-    policies: Vec<String>,
+    /// The names of the policies that fired, comma-separated, as `serve`
+    /// writes them into its line.
+    policies: String,
 }
 
 /// Read recorded AdmissionReviews: each line's `response`, keyed by UID.
@@ -141,10 +143,12 @@ fn load_answers(path: &Path) -> anyhow::Result<Answers> {
             serde_json::from_value(response["auditAnnotations"].clone()).unwrap_or_default();
         let policies = audit_annotations
             .get("policies")
-            .map_or_else(Vec::new, |list| {
-                list.split(',')
-                    .map(|p| p.split('=').next().unwrap_or(p).to_owned())
-                    .collect()
+            .map_or_else(String::new, |list| {
+                let names: Vec<&str> = list
+                    .split(',')
+                    .map(|p| p.split('=').next().unwrap_or(p))
+                    .collect();
+                names.join(",")
             });
         let answer = Answer {
             intent: audit_annotations.get("intent").cloned().unwrap_or_default(),
@@ -387,12 +391,13 @@ fn gather_facts(request: &admission::Request, cluster: &SnapshotCluster) {
 }
 
 /// The line `serve` logs for a gated decision: same fields, same sizes,
-/// same target (so the default filter, `forcegate=info`, lets it through).
+/// same target (so the default filter, `forcegate=info`, lets it through),
+/// and like serve's written without allocating a field.
 fn log_like_serve(request: &admission::Request, answer: &Answer, elapsed: Duration) {
     let duration_ms = (elapsed.as_secs_f64() * 1_000_000.0).round() / 1000.0;
-    let object = match &request.namespace {
-        Some(ns) => format!("{} {ns}/{}", request.resource.resource, request.name),
-        None => format!("{} {}", request.resource.resource, request.name),
+    let (namespace, slash) = match &request.namespace {
+        Some(ns) => (ns.as_str(), "/"),
+        None => ("", ""),
     };
     tracing::info!(
         target: "forcegate::server::routes",
@@ -400,9 +405,9 @@ fn log_like_serve(request: &admission::Request, answer: &Answer, elapsed: Durati
         endpoint = "validate",
         intent = answer.intent.as_str(),
         user = %request.user_info.username.as_deref().unwrap_or_default(),
-        object = %object,
+        object = %format_args!("{} {namespace}{slash}{}", request.resource.resource, request.name),
         decision = if answer.decision.allowed { "allowed" } else { "denied" },
-        policies = %answer.policies.join(","),
+        policies = %answer.policies,
         record = "",
         break_glass = false,
         dry_run = request.dry_run,
