@@ -156,20 +156,7 @@ impl<W: Write + Send + 'static> Write for Line<'_, W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A sink the test can read while the writer owns a clone of it.
-    #[derive(Clone, Default)]
-    struct Shared(Arc<Mutex<Vec<u8>>>);
-
-    impl Write for Shared {
-        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> io::Result<()> {
-            Ok(())
-        }
-    }
+    use crate::telemetry::captured::Captured;
 
     fn line(n: usize) -> String {
         format!("line {n:06}\n")
@@ -177,7 +164,7 @@ mod tests {
 
     #[test]
     fn lines_from_many_threads_all_arrive_whole_and_in_per_thread_order() {
-        let sink = Shared::default();
+        let sink = Captured::default();
         let (writer, guard) = batched(sink.clone()).unwrap();
         std::thread::scope(|scope| {
             for t in 0..4 {
@@ -193,7 +180,7 @@ mod tests {
             }
         });
         drop(guard);
-        let text = String::from_utf8(sink.0.lock().unwrap().clone()).unwrap();
+        let text = sink.text();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 20_000);
         for t in 0..4 {
@@ -208,7 +195,7 @@ mod tests {
 
     #[test]
     fn a_line_is_written_within_the_interval_without_the_guard_dropping() {
-        let sink = Shared::default();
+        let sink = Captured::default();
         let (writer, _guard) = batched(sink.clone()).unwrap();
         writer.make_writer().write_all(b"hello\n").unwrap();
         let deadline = std::time::Instant::now() + Duration::from_secs(5);
@@ -221,7 +208,7 @@ mod tests {
 
     #[test]
     fn past_the_hard_limit_the_logging_thread_writes_itself() {
-        let sink = Shared::default();
+        let sink = Captured::default();
         let (writer, _guard) = batched(sink.clone()).unwrap();
         let big = vec![b'x'; HARD_LIMIT + 1];
         writer.make_writer().write_all(&big).unwrap();

@@ -16,6 +16,8 @@ use tracing_subscriber::EnvFilter;
 use crate::cli::LogFormat;
 
 mod batched;
+#[cfg(test)]
+mod captured;
 mod json;
 
 pub use json::JsonLines;
