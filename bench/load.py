@@ -3,6 +3,7 @@
 
     python3 bench/load.py            # full run, ~20 minutes plus builds
     python3 bench/load.py --quick    # 5 s phases, for trying the script
+    python3 bench/load.py --pgo      # both servers as bench/pgo.py built them
 
 What it does, in order (see docs/performance.md):
   1. installs what it needs if missing: oha (cargo install), matplotlib (pip);
@@ -69,6 +70,9 @@ TARGET = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
 if not TARGET.is_absolute():
     TARGET = ROOT / TARGET
 RELEASE = TARGET / "release"
+# Where `bench/pgo.py` puts its profile-guided builds and their profile.
+PGO_TARGET = TARGET / "pgo"
+PGO_PROFILE = PGO_TARGET / "forcegate.profdata"
 OHA_VERSION = "1.16.0"
 SIZES = [1_000, 10_000, 100_000]
 MAIN_SIZE = 10_000
@@ -115,15 +119,31 @@ def use_profile(profile: str) -> None:
     RELEASE = TARGET / profile
 
 
+def build_command(profile: str, examples=("baseline", "bench_fixtures", "decision_scaling")) -> list[str]:
+    command = ["cargo", "build", "--profile", profile, "--bin", "forcegate"]
+    for example in examples:
+        command += ["--example", example]
+    return command
+
+
 def build() -> None:
-    run(
-        [
-            "cargo", "build", "--profile", RELEASE.name, "--bin", "forcegate",
-            "--example", "baseline", "--example", "bench_fixtures",
-            "--example", "decision_scaling",
-        ],
-        cwd=ROOT,
-    )
+    run(build_command(RELEASE.name), cwd=ROOT)
+
+
+def rustflags_with(flag: str) -> str:
+    """RUSTFLAGS as set, plus `flag` (cargo rebuilds all when they change)."""
+    return " ".join(filter(None, [os.environ.get("RUSTFLAGS", ""), flag]))
+
+
+def use_pgo_build() -> None:
+    """Build and run the profile-guided binaries of `bench/pgo.py`: same
+    flags and target dir, so the build finds them up to date."""
+    global RELEASE
+    if not PGO_PROFILE.exists():
+        raise SystemExit(f"{PGO_PROFILE} not found: run python3 bench/pgo.py first")
+    os.environ["RUSTFLAGS"] = rustflags_with(f"-Cprofile-use={PGO_PROFILE}")
+    os.environ["CARGO_TARGET_DIR"] = str(PGO_TARGET)
+    RELEASE = PGO_TARGET / "release"
 
 
 def fixtures_for(pods: int, work: Path) -> dict:
@@ -832,6 +852,10 @@ def main() -> None:
     parser.add_argument("--skip-build", action="store_true")
     parser.add_argument("--no-doc", action="store_true", help="do not rewrite docs/performance.md")
     parser.add_argument("--workdir", type=Path, help="keep fixtures and logs here (default: temp dir)")
+    parser.add_argument(
+        "--pgo", action="store_true",
+        help="measure bench/pgo.py's profile-guided builds; results in bench/results-pgo.json, docs untouched",
+    )
     args = parser.parse_args()
     if args.quick:
         args.seconds, args.rounds = 5, 1
@@ -840,6 +864,8 @@ def main() -> None:
 
     oha_bin = ensure_oha()
     ensure_matplotlib()
+    if args.pgo:
+        use_pgo_build()
     if not args.skip_build:
         build()
 
@@ -848,6 +874,7 @@ def main() -> None:
     log(f"work dir {work}")
     results: dict = {
         "machine": machine(),
+        "build": "pgo" if args.pgo else "release",
         "load_avg_start": load_average(),
         "phase_seconds": seconds,
         "rounds": rounds,
@@ -967,12 +994,14 @@ def main() -> None:
     settle()
     results["decide_ns"] = decision_scaling()
     results["load_avg_end"] = load_average()
-    (ROOT / "bench" / "results.json").write_text(json.dumps(results, indent=1, default=str) + "\n")
-    plot(results, ROOT / "docs" / "img")
+    name = "results-pgo.json" if args.pgo else "results.json"
+    (ROOT / "bench" / name).write_text(json.dumps(results, indent=1, default=str) + "\n")
+    if not args.pgo:
+        plot(results, ROOT / "docs" / "img")
     text = markdown(results)
     print()
     print(text)
-    if not args.no_doc:
+    if not args.no_doc and not args.pgo:
         update_doc(text)
     log(f"done; fixtures and logs in {work}")
 
