@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Profile-guided release build of forcegate and the bare baseline.
 
-    python3 bench/pgo.py             # train and build, ~30 minutes on 2 cores
+    python3 bench/pgo.py             # train and build, ~45 minutes on 2 cores from an empty target/
     python3 bench/load.py --pgo      # the load run on what it built
 
 Both servers go through the same steps, so the load run's forcegate/baseline
