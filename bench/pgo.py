@@ -133,7 +133,9 @@ def main() -> None:
         train(release, raw, max(1.0, args.seconds), Path(work))
     load.PGO_PROFILE.parent.mkdir(parents=True, exist_ok=True)
     load.run([profdata, "merge", "-o", str(load.PGO_PROFILE), *map(str, sorted(raw.glob("*.profraw")))])
-    cargo_build(load.build_command("release"), load.PGO_TARGET, f"-Cprofile-use={load.PGO_PROFILE}")
+    # The very build `load.py --pgo` asks for, so it finds it up to date.
+    load.use_pgo_build()
+    load.build()
     load.log(f"built {load.PGO_TARGET / 'release'}; measure it with: python3 bench/load.py --pgo")
 
 
