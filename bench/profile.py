@@ -14,7 +14,9 @@ the same window) is printed for both servers, with the difference: what
 forcegate's work costs, and how much more the parts both servers share
 cost when it runs next to them. With `--floor` the other server is the
 answer floor (forcegate's answers replayed and its log line written, no
-deciding), so the difference is the decision's alone. Needs `perf`
+deciding), so the difference is the decision's alone. forcegate's decide
+stage is then split into its parts (classify, each fact group, policy
+templates, truth tests, ...), the same way. Needs `perf`
 (Debian: linux-perf). Builds cargo profile `profiling` (release without
 LTO, so the stages keep their symbols; target/profiling). Traffic goes
 to 127.0.0.1 only.
@@ -49,6 +51,24 @@ STAGES = [
     ("runtime: tokio, scheduling", r"tokio::|epoll_wait|futex|schedule|finish_task_switch"),
 ]
 
+# Inside the decide stage: first match wins, over the frames from the
+# leaf up to `Engine::decide` (or `intent::classify`).
+DECIDE_PARTS = [
+    ("classify", r"intent::classify"),
+    ("facts: the request's pod", r"record::pod::Pod::from_dynamic|record::body"),
+    ("facts: volumes", r"facts::volumes"),
+    ("facts: leader", r"facts::leader"),
+    ("facts: node", r"facts::node"),
+    ("facts: owners", r"facts::owners"),
+    ("facts: other", r"facts::"),
+    ("policies: templates", r"Template::render"),
+    ("policies: explanations", r"Condition::explain|eval_all"),
+    ("policies: truth tests", r"::truth"),
+    ("policies: merging", r"eval::assemble|fit_warnings|clean_warning"),
+    ("policies: other", r"policy::"),
+    ("other", r"."),
+]
+
 
 def stacks(perf_script: str):
     """Samples of `perf script` output as lists of symbol names."""
@@ -74,6 +94,15 @@ def stage_of(frames: list[str], patterns: list[tuple[str, re.Pattern]]) -> str:
     return "other"
 
 
+def decide_parts(frames: list[str], decide: re.Pattern, parts: list[tuple[str, re.Pattern]]) -> str | None:
+    """The part of the decide stage a sample is in; None outside it."""
+    inner = next((i for i, frame in enumerate(frames) if decide.search(frame)), None)
+    if inner is None:
+        return None
+    text = "\n".join(frames[: inner + 1])
+    return next(name for name, pattern in parts if pattern.search(text))
+
+
 def profile(oha_bin: str, server: load.Server, ca: Path, bodies: Path, seconds: float, data: Path) -> dict:
     """Shares of samples per stage and CPU µs per request, same window."""
     load.oha(oha_bin, server, ca, bodies, min(3.0, seconds))
@@ -87,7 +116,14 @@ def profile(oha_bin: str, server: load.Server, ca: Path, bodies: Path, seconds: 
     recorder.join()
     script = subprocess.run(["perf", "script", "-i", str(data)], check=True, capture_output=True, text=True).stdout
     patterns = [(name, re.compile(pattern)) for name, pattern in STAGES]
-    counts = collections.Counter(stage_of(frames, patterns) for frames in stacks(script))
+    decide = re.compile(STAGES[0][1])
+    parts = [(name, re.compile(pattern)) for name, pattern in DECIDE_PARTS]
+    counts, in_decide = collections.Counter(), collections.Counter()
+    for frames in stacks(script):
+        counts[stage_of(frames, patterns)] += 1
+        part = decide_parts(frames, decide, parts)
+        if part:
+            in_decide[part] += 1
     total = sum(counts.values()) or 1
     cpu = measured["cpu_us_per_request"] or 0.0
     return {
@@ -95,6 +131,7 @@ def profile(oha_bin: str, server: load.Server, ca: Path, bodies: Path, seconds: 
         "cpu_us_per_request": cpu,
         "samples": total,
         "us_per_request": {stage: cpu * n / total for stage, n in counts.items()},
+        "decide_us_per_request": {part: cpu * n / total for part, n in in_decide.items()},
     }
 
 
@@ -111,6 +148,11 @@ def report(forcegate: dict, baseline: dict, other: str) -> str:
         f"peak req/s: forcegate {forcegate['rps']:.0f}, {other} {baseline['rps']:.0f} "
         f"(ratio {forcegate['rps'] / baseline['rps']:.0%}); samples {forcegate['samples']} / {baseline['samples']}"
     )
+    decide = forcegate["decide_us_per_request"]
+    total = sum(decide.values()) or 1.0
+    rows.append(f"\n{'forcegate, inside decide':<36} {'µs/request':>10} {'share':>12}")
+    for part, _ in DECIDE_PARTS:
+        rows.append(f"{part:<36} {decide.get(part, 0.0):>10.2f} {decide.get(part, 0.0) / total:>12.0%}")
     return "\n".join(rows)
 
 

@@ -176,7 +176,7 @@ fn pod_delete(request: &Request, requester: &Requester) -> IntentKind {
         }
     }
     let pod = request.old_object.as_ref();
-    let node = pod.and_then(|pod| object::str_at(pod, "/spec/nodeName"));
+    let node = pod.and_then(|pod| object::str_at(pod, &["spec", "nodeName"]));
     if let Some(actor) = actors::pod_finalizer(requester, node) {
         return IntentKind::SystemFinalization { actor };
     }
@@ -205,7 +205,7 @@ fn eviction(request: &Request) -> IntentKind {
     let grace = request
         .object
         .as_ref()
-        .and_then(|eviction| eviction.data.pointer("/deleteOptions/gracePeriodSeconds"))
+        .and_then(|eviction| object::at(eviction, &["deleteOptions", "gracePeriodSeconds"]))
         .and_then(serde_json::Value::as_i64);
     match grace {
         Some(0) => IntentKind::Eviction,
@@ -216,8 +216,8 @@ fn eviction(request: &Request) -> IntentKind {
 
 /// `PUT namespaces/<ns>/finalize` changes only `spec.finalizers`.
 fn namespace_finalize(request: &Request, requester: &Requester) -> IntentKind {
-    let old = object::finalizers(request.old_object.as_ref(), "/spec/finalizers");
-    let new = object::finalizers(request.object.as_ref(), "/spec/finalizers");
+    let old = object::finalizers(request.old_object.as_ref(), &["spec", "finalizers"]);
+    let new = object::finalizers(request.object.as_ref(), &["spec", "finalizers"]);
     let removed = object::removed(&old, &new);
     if removed.is_empty() {
         return not_gated("namespaces/finalize removes no spec.finalizers");
@@ -308,7 +308,9 @@ fn target_of(request: &Request) -> ObjectRef {
         request
             .object
             .as_ref()
-            .and_then(|eviction| object::str_at(eviction, "/deleteOptions/preconditions/uid"))
+            .and_then(|eviction| {
+                object::str_at(eviction, &["deleteOptions", "preconditions", "uid"])
+            })
             .map(str::to_owned)
     } else {
         existing.and_then(|o| o.metadata.uid.clone())

@@ -1,27 +1,36 @@
 //! Reading the few fields classification needs from dynamic objects.
 
 use kube::core::DynamicObject;
+use serde_json::Value;
 
-/// A string field by JSON pointer into the object's body (not metadata).
-pub(super) fn str_at<'a>(object: &'a DynamicObject, pointer: &str) -> Option<&'a str> {
-    object
-        .data
-        .pointer(pointer)
-        .and_then(serde_json::Value::as_str)
+/// The member at `path` (member names, outermost first) of the object's
+/// body (not metadata). serde_json's `Value::pointer` unescapes each token
+/// of its pointer into two new `String`s: half of classifying a force
+/// delete went there.
+pub(super) fn at<'a>(object: &'a DynamicObject, path: &[&str]) -> Option<&'a Value> {
+    path.iter().try_fold(&object.data, |value, member| {
+        value.as_object()?.get(*member)
+    })
+}
+
+/// A non-empty string member at `path` of the object's body.
+pub(super) fn str_at<'a>(object: &'a DynamicObject, path: &[&str]) -> Option<&'a str> {
+    at(object, path)
+        .and_then(Value::as_str)
         .filter(|s| !s.is_empty())
 }
 
 /// `Succeeded` or `Failed`: the kubelet is done with the pod.
 pub(super) fn terminal_phase(pod: &DynamicObject) -> Option<&str> {
-    str_at(pod, "/status/phase").filter(|phase| matches!(*phase, "Succeeded" | "Failed"))
+    str_at(pod, &["status", "phase"]).filter(|phase| matches!(*phase, "Succeeded" | "Failed"))
 }
 
 /// A finalizer list in the body (e.g. a namespace's `spec.finalizers`);
 /// missing or null reads as empty.
-pub(super) fn finalizers(object: Option<&DynamicObject>, pointer: &str) -> Vec<String> {
+pub(super) fn finalizers(object: Option<&DynamicObject>, path: &[&str]) -> Vec<String> {
     object
-        .and_then(|o| o.data.pointer(pointer))
-        .and_then(serde_json::Value::as_array)
+        .and_then(|o| at(o, path))
+        .and_then(Value::as_array)
         .map(|items| {
             items
                 .iter()
@@ -41,4 +50,52 @@ pub(super) fn removed(before: &[String], after: &[String]) -> Vec<String> {
         }
     }
     removed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn object(body: Value) -> DynamicObject {
+        serde_json::from_value(body).expect("a dynamic object")
+    }
+
+    #[test]
+    fn reads_members_by_name_as_written() {
+        let pod = object(json!({
+            "metadata": {"name": "p"},
+            "spec": {"nodeName": "node-1", "a/b": {"~c": "escaped in a pointer"}},
+            "status": {"phase": ""},
+        }));
+        assert_eq!(str_at(&pod, &["spec", "nodeName"]), Some("node-1"));
+        // Names are taken literally: no JSON pointer escapes to undo.
+        assert_eq!(
+            str_at(&pod, &["spec", "a/b", "~c"]),
+            Some("escaped in a pointer")
+        );
+        assert_eq!(
+            at(&pod, &["spec", "nodeName"]),
+            pod.data.pointer("/spec/nodeName")
+        );
+        // Empty strings, missing members and non-objects on the way read as absent.
+        assert_eq!(str_at(&pod, &["status", "phase"]), None);
+        assert_eq!(str_at(&pod, &["spec", "missing"]), None);
+        assert_eq!(at(&pod, &["spec", "nodeName", "deeper"]), None);
+        assert_eq!(at(&pod, &["status", "phase"]), Some(&json!("")));
+    }
+
+    #[test]
+    fn reads_finalizer_lists() {
+        let namespace = object(json!({
+            "metadata": {"name": "ns"},
+            "spec": {"finalizers": ["kubernetes", 7, "example.com/x"]},
+        }));
+        assert_eq!(
+            finalizers(Some(&namespace), &["spec", "finalizers"]),
+            ["kubernetes", "example.com/x"]
+        );
+        assert!(finalizers(Some(&namespace), &["status", "finalizers"]).is_empty());
+        assert!(finalizers(None, &["spec", "finalizers"]).is_empty());
+    }
 }

@@ -35,9 +35,14 @@ impl<'a> Fields<'a> {
 
     /// Member `key` as a string; `None` when absent or null.
     pub fn string(&self, key: &str) -> Result<Option<String>, Error> {
+        Ok(self.str(key)?.map(str::to_owned))
+    }
+
+    /// [`Fields::string`], borrowed: for members read but not always kept.
+    pub fn str(&self, key: &str) -> Result<Option<&'a str>, Error> {
         match self.get(key) {
             None => Ok(None),
-            Some(Value::String(text)) => Ok(Some(text.clone())),
+            Some(Value::String(text)) => Ok(Some(text)),
             Some(other) => Err(wrong(key, "a string", other)),
         }
     }

@@ -66,13 +66,17 @@ impl Pod {
         let status = body.object("status")?.unwrap_or_default();
         let mut volumes = Vec::new();
         spec.each("volumes", |volume| {
+            // Checked always, kept only where it names a claim: most of a
+            // pod's volumes are configMaps, secrets and projected tokens.
+            let name = volume.str("name")?;
+            let ephemeral = volume.has("ephemeral");
             volumes.push(Volume {
-                name: volume.string("name")?,
+                name: name.filter(|_| ephemeral).map(str::to_owned),
                 claim: match volume.object("persistentVolumeClaim")? {
                     Some(claim) => Some(claim.string("claimName")?.unwrap_or_default()),
                     None => None,
                 },
-                ephemeral: volume.has("ephemeral"),
+                ephemeral,
             });
             Ok(())
         })?;
@@ -134,6 +138,7 @@ struct Spec {
 }
 
 struct Volume {
+    /// Kept for ephemeral volumes only (their claim is named after it).
     name: Option<String>,
     /// `persistentVolumeClaim.claimName` (empty when unnamed), if it is one.
     claim: Option<String>,
