@@ -401,10 +401,10 @@ fn log_like_serve(request: &admission::Request, answer: &Answer, elapsed: Durati
     };
     tracing::info!(
         target: "forcegate::server::routes",
-        uid = %request.uid,
+        uid = request.uid.as_str(),
         endpoint = "validate",
         intent = answer.intent.as_str(),
-        user = %request.user_info.username.as_deref().unwrap_or_default(),
+        user = request.user_info.username.as_deref().unwrap_or_default(),
         object = %format_args!("{} {namespace}{slash}{}", request.resource.resource, request.name),
         decision = if answer.decision.allowed { "allowed" } else { "denied" },
         policies = %answer.policies,

@@ -6,7 +6,8 @@
 //! it leaves through the server or through `forcegate review`.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
 
 use base64::Engine as _;
 use kube::core::DynamicObject;
@@ -14,13 +15,13 @@ use kube::core::admission::{
     AdmissionRequest, AdmissionResponse, META_API_VERSION_V1, META_KIND, Operation,
 };
 use kube::core::{Status, TypeMeta};
-use serde::Serialize;
 use serde::de::IgnoredAny;
 use serde_json::Value;
 use serde_json::error::Category;
 use serde_json::value::RawValue;
 
 use crate::decision::Decision;
+use crate::json_string::write_string;
 
 /// A decoded admission request; object and oldObject kept dynamic.
 pub type Request = AdmissionRequest<DynamicObject>;
@@ -182,9 +183,7 @@ pub fn respond(
     if !warnings.is_empty() {
         response.warnings = Some(warnings);
     }
-    response.audit_annotations = audit_annotations(&decision.audit_annotations)
-        .into_iter()
-        .collect();
+    response.audit_annotations = audit_annotations(&decision.audit_annotations);
     match patch {
         Some(patch) if !patch.0.is_empty() => {
             // The API server rejects any patch for an operation without an
@@ -212,14 +211,16 @@ pub fn limit_warnings(warnings: &[String]) -> Vec<String> {
     let mut kept = Vec::new();
     let mut total = 0;
     for warning in warnings {
-        let printable: Cow<'_, str> = if warning.contains(char::is_control) {
-            warning
-                .chars()
-                .map(|c| if c.is_control() { ' ' } else { c })
-                .collect()
-        } else {
-            Cow::Borrowed(warning)
-        };
+        // Printable ASCII, the usual case, needs no decoding of chars.
+        let printable: Cow<'_, str> =
+            if !is_printable_ascii(warning) && warning.contains(char::is_control) {
+                warning
+                    .chars()
+                    .map(|c| if c.is_control() { ' ' } else { c })
+                    .collect()
+            } else {
+                Cow::Borrowed(warning)
+            };
         let trimmed = printable.trim();
         if trimmed.is_empty() {
             continue;
@@ -234,21 +235,36 @@ pub fn limit_warnings(warnings: &[String]) -> Vec<String> {
     kept
 }
 
+/// Whether `text` is all printable ASCII (space to `~`): one pass over
+/// its bytes, where a test of its chars decodes UTF-8.
+pub(crate) fn is_printable_ascii(text: &str) -> bool {
+    text.bytes().all(|b| (b' '..=b'~').contains(&b))
+}
+
 /// `text` if it has at most `max` runes, else its first `max - 1` and `…`.
 pub(crate) fn truncate_runes(text: &str, max: usize) -> String {
     // No rune is shorter than a byte: short texts need no counting.
     if text.len() <= max {
         return text.to_owned();
     }
-    let mut starts = text.char_indices().map(|(at, _)| at);
-    match (starts.nth(max.saturating_sub(1)), starts.next()) {
-        (Some(cut), Some(_)) => {
+    let keep = max.saturating_sub(1);
+    let cut = if text.is_ascii() {
+        // Every rune is a byte.
+        Some(keep)
+    } else if text.chars().nth(max).is_some() {
+        // More than `max` runes: cut where the last kept one ends.
+        text.char_indices().nth(keep).map(|(at, _)| at)
+    } else {
+        None
+    };
+    match cut {
+        Some(cut) => {
             let mut cut_text = String::with_capacity(cut + '…'.len_utf8());
             cut_text.push_str(&text[..cut]);
             cut_text.push('…');
             cut_text
         }
-        _ => text.to_owned(),
+        None => text.to_owned(),
     }
 }
 
@@ -257,8 +273,8 @@ pub(crate) fn truncate_runes(text: &str, max: usize) -> String {
 /// itself must be a bare name: a `prefix/` (e.g. `forcegate.dev/`) is
 /// stripped here, and keys that still are not valid names are dropped.
 /// On a clash after stripping, the first key in sorted order wins.
-pub fn audit_annotations(annotations: &BTreeMap<String, String>) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
+pub fn audit_annotations(annotations: &BTreeMap<String, String>) -> HashMap<String, String> {
+    let mut out = HashMap::with_capacity(annotations.len());
     for (key, value) in annotations {
         let name = key.rsplit('/').next().unwrap_or(key);
         if !is_qualified_name_part(name) {
@@ -289,73 +305,92 @@ fn is_qualified_name_part(name: &str) -> bool {
 
 /// Serialize a response review deterministically (sorted keys).
 ///
-/// Written through structs whose fields are declared in key order rather
-/// than through kube's derive: its audit annotations live in a `HashMap`
-/// (random order) and its patch serializes as a number array, while Go's
-/// `[]byte` convention is a base64 string.
+/// Written by hand rather than through kube's derive: its audit annotations
+/// live in a `HashMap` (random order) and its patch serializes as a number
+/// array, while Go's `[]byte` convention is a base64 string. The bytes are
+/// what serde_json writes for the same review with sorted keys (a property
+/// test holds them to it); its string escaping, a byte-by-byte table walk,
+/// cost a leader's denial more instructions than the whole bare answer.
 pub fn encode(response: &AdmissionResponse) -> Vec<u8> {
-    let status = &response.result;
-    let body = ResponseBody {
-        allowed: response.allowed,
-        audit_annotations: response.audit_annotations.iter().collect(),
-        patch: response
-            .patch
-            .as_ref()
-            .map(|patch| base64::engine::general_purpose::STANDARD.encode(patch)),
-        patch_type: response.patch.as_ref().map(|_| "JSONPatch"),
-        status: (!response.allowed).then(|| StatusBody {
-            code: (status.code != 0).then_some(status.code),
-            message: Some(status.message.as_str()).filter(|m| !m.is_empty()),
-            reason: Some(status.reason.as_str()).filter(|r| !r.is_empty()),
-            status: "Failure",
-        }),
-        uid: &response.uid,
-        warnings: response.warnings.as_deref().unwrap_or_default(),
-    };
-    let review = ReviewBody {
-        api_version: META_API_VERSION_V1,
-        kind: META_KIND,
-        response: body,
-    };
-    // Strings, numbers, bools and string-keyed maps cannot fail to serialize.
-    serde_json::to_vec(&review).unwrap_or_default()
+    let warnings = response.warnings.as_deref().unwrap_or_default();
+    let patch = (response.patch.as_ref())
+        .map(|patch| base64::engine::general_purpose::STANDARD.encode(patch));
+    // Sized for the texts up front: a denial runs to kilobytes.
+    let texts = response.result.message.len()
+        + warnings.iter().map(String::len).sum::<usize>()
+        + (response.audit_annotations.iter())
+            .map(|(k, v)| k.len() + v.len() + 6)
+            .sum::<usize>()
+        + patch.as_ref().map_or(0, String::len)
+        + response.uid.len();
+    let mut out = String::with_capacity(texts + texts / 8 + 192);
+    // Writing to a `String` cannot fail.
+    let _ = write_review(&mut out, response, warnings, patch.as_deref());
+    out.into_bytes()
 }
 
-// Fields in alphabetical order of their JSON names: the bytes are sorted.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ReviewBody<'a> {
-    api_version: &'a str,
-    kind: &'a str,
-    response: ResponseBody<'a>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ResponseBody<'a> {
-    allowed: bool,
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    audit_annotations: BTreeMap<&'a String, &'a String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    patch: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    patch_type: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    status: Option<StatusBody<'a>>,
-    uid: &'a str,
-    #[serde(skip_serializing_if = "<[String]>::is_empty")]
-    warnings: &'a [String],
-}
-
-#[derive(Serialize)]
-struct StatusBody<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    code: Option<u16>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    message: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    reason: Option<&'a str>,
-    status: &'a str,
+/// Members in alphabetical order at every level.
+fn write_review(
+    out: &mut String,
+    response: &AdmissionResponse,
+    warnings: &[String],
+    patch: Option<&str>,
+) -> std::fmt::Result {
+    out.push_str("{\"apiVersion\":");
+    write_string(out, META_API_VERSION_V1)?;
+    out.push_str(",\"kind\":");
+    write_string(out, META_KIND)?;
+    out.push_str(",\"response\":{\"allowed\":");
+    out.push_str(if response.allowed { "true" } else { "false" });
+    if !response.audit_annotations.is_empty() {
+        let mut notes: Vec<(&String, &String)> = response.audit_annotations.iter().collect();
+        notes.sort_unstable();
+        out.push_str(",\"auditAnnotations\":{");
+        for (i, (key, value)) in notes.into_iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            write_string(out, key)?;
+            out.push(':');
+            write_string(out, value)?;
+        }
+        out.push('}');
+    }
+    if let Some(patch) = patch {
+        out.push_str(",\"patch\":");
+        write_string(out, patch)?;
+        out.push_str(",\"patchType\":\"JSONPatch\"");
+    }
+    if !response.allowed {
+        let status = &response.result;
+        out.push_str(",\"status\":{");
+        if status.code != 0 {
+            write!(out, "\"code\":{},", status.code)?;
+        }
+        for (name, text) in [("message", &status.message), ("reason", &status.reason)] {
+            if !text.is_empty() {
+                write_string(out, name)?;
+                out.push(':');
+                write_string(out, text)?;
+                out.push(',');
+            }
+        }
+        out.push_str("\"status\":\"Failure\"}");
+    }
+    out.push_str(",\"uid\":");
+    write_string(out, &response.uid)?;
+    if !warnings.is_empty() {
+        out.push_str(",\"warnings\":[");
+        for (i, warning) in warnings.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            write_string(out, warning)?;
+        }
+        out.push(']');
+    }
+    out.push_str("}}");
+    Ok(())
 }
 
 #[cfg(test)]

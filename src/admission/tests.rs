@@ -233,7 +233,7 @@ fn patch_is_base64_json_patch_on_update_only() {
 #[test]
 fn warnings_respect_api_server_limits() {
     let long = "é".repeat(300);
-    let mut input = vec![long, "  ".into(), "line\nbreak".into()];
+    let mut input = vec![long, "  ".into(), "line\nbreak".into(), "x".repeat(300)];
     input.extend((0..40).map(|i| format!("{i:03} {}", "w".repeat(200))));
     let kept = limit_warnings(&input);
     assert_eq!(kept[0].chars().count(), MAX_WARNING_RUNES);
@@ -242,6 +242,7 @@ fn warnings_respect_api_server_limits() {
         kept[1], "line break",
         "blank dropped, control chars replaced"
     );
+    assert_eq!(kept[2], format!("{}…", "x".repeat(MAX_WARNING_RUNES - 1)));
     assert!(kept.iter().map(String::len).sum::<usize>() <= MAX_WARNINGS_BYTES);
     assert!(kept.len() < input.len(), "budget drops the tail");
     assert!(kept.iter().all(|w| w.chars().count() <= MAX_WARNING_RUNES));
@@ -256,7 +257,7 @@ fn audit_annotation_keys_become_bare_names() {
         ("a".repeat(64), "x".to_owned()),
         ("break-glass".to_owned(), "on-call".to_owned()),
     ]);
-    let out = audit_annotations(&input);
+    let out: BTreeMap<String, String> = audit_annotations(&input).into_iter().collect();
     assert_eq!(
         out,
         BTreeMap::from([
@@ -264,4 +265,100 @@ fn audit_annotation_keys_become_bare_names() {
             ("record".to_owned(), "fd-1".to_owned()),
         ])
     );
+    // Two keys that strip to the same name: the first in sorted order wins.
+    let clash = BTreeMap::from([
+        ("z.example/record".to_owned(), "last".to_owned()),
+        ("a.example/record".to_owned(), "first".to_owned()),
+    ]);
+    let out = audit_annotations(&clash);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out["record"], "first");
+}
+
+/// What serde_json writes for `response` with every map's keys sorted: the
+/// bytes `encode` must give.
+fn serde_reference(response: &AdmissionResponse) -> Vec<u8> {
+    let mut body = serde_json::Map::new();
+    body.insert("allowed".into(), json!(response.allowed));
+    if !response.audit_annotations.is_empty() {
+        body.insert("auditAnnotations".into(), json!(response.audit_annotations));
+    }
+    if let Some(patch) = &response.patch {
+        let encoded = base64::engine::general_purpose::STANDARD.encode(patch);
+        body.insert("patch".into(), json!(encoded));
+        body.insert("patchType".into(), json!("JSONPatch"));
+    }
+    if !response.allowed {
+        let status = &response.result;
+        let mut fields = serde_json::Map::new();
+        if status.code != 0 {
+            fields.insert("code".into(), json!(status.code));
+        }
+        if !status.message.is_empty() {
+            fields.insert("message".into(), json!(status.message));
+        }
+        if !status.reason.is_empty() {
+            fields.insert("reason".into(), json!(status.reason));
+        }
+        fields.insert("status".into(), json!("Failure"));
+        body.insert("status".into(), Value::Object(fields));
+    }
+    body.insert("uid".into(), json!(response.uid));
+    if let Some(warnings) = response.warnings.as_ref().filter(|w| !w.is_empty()) {
+        body.insert("warnings".into(), json!(warnings));
+    }
+    let review = json!({
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "response": body,
+    });
+    serde_json::to_vec(&review).expect("a Value serializes")
+}
+
+proptest::proptest! {
+    /// The hand-written encoder gives serde_json's bytes for any texts:
+    /// denials and allows, warnings, audit annotations, patches.
+    #[test]
+    fn encode_matches_serde_json(
+        allowed in proptest::bool::ANY,
+        message in "(?s).{0,200}",
+        warnings in proptest::collection::vec("(?s)[ -~\n\t\"\\\\é]{0,40}", 0..4),
+        notes in proptest::collection::btree_map("[a-z][a-z0-9.-]{0,8}[a-z]", "(?s).{0,30}", 0..5),
+        patched in proptest::bool::ANY,
+    ) {
+        let decision = Decision {
+            allowed,
+            message,
+            warnings,
+            audit_annotations: notes,
+            ..Decision::default()
+        };
+        let patch = patched.then(|| {
+            serde_json::from_value::<json_patch::Patch>(json!([
+                {"op": "add", "path": "/metadata/annotations", "value": {"a": "b\"c"}}
+            ]))
+            .expect("patch")
+        });
+        let response = respond(&update_request(), &decision, patch);
+        proptest::prop_assert_eq!(
+            String::from_utf8(encode(&response)).expect("utf8"),
+            String::from_utf8(serde_reference(&response)).expect("utf8")
+        );
+    }
+}
+
+proptest::proptest! {
+    /// Truncation counts runes, ASCII or not: the first `max - 1` and `…`
+    /// once there are more than `max`.
+    #[test]
+    fn truncate_runes_counts_runes(text in "[a-z é日]{0,40}", max in 0usize..30) {
+        let expected = if text.chars().count() <= max {
+            text.clone()
+        } else {
+            let mut kept: String = text.chars().take(max.saturating_sub(1)).collect();
+            kept.push('…');
+            kept
+        };
+        proptest::prop_assert_eq!(truncate_runes(&text, max), expected);
+    }
 }

@@ -9,7 +9,7 @@
 use serde_json::Value;
 
 use super::condition::{self, Scope, Selection};
-use crate::admission::truncate_runes;
+use crate::admission::{is_printable_ascii, truncate_runes};
 
 pub use crate::admission::{MAX_WARNING_RUNES, MAX_WARNINGS_BYTES};
 /// Shown for a hole whose value is absent.
@@ -178,9 +178,16 @@ fn push_joined(out: &mut String, values: &[Value]) {
 /// One warning as kube-apiserver accepts it: no control characters (it is
 /// an HTTP header value), spaces condensed, and at most 256 runes.
 pub fn clean_warning(text: &str) -> String {
+    // Printable ASCII, the usual case, has spaces for its only whitespace
+    // and no control characters: no chars to decode.
+    let plain = is_printable_ascii(text);
     // Control characters read as spaces, so the ends lose them like spaces.
-    let text = text.trim_matches(|c: char| c.is_whitespace() || c.is_control());
-    if text.contains(|c: char| c.is_control()) || text.contains("  ") {
+    let text = if plain {
+        text.trim_matches(' ')
+    } else {
+        text.trim_matches(|c: char| c.is_whitespace() || c.is_control())
+    };
+    if text.contains("  ") || (!plain && text.contains(|c: char| c.is_control())) {
         truncate_runes(&condense_spaces(text), MAX_WARNING_RUNES)
     } else {
         truncate_runes(text, MAX_WARNING_RUNES)

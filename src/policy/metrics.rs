@@ -1,13 +1,17 @@
 //! Policy metrics: reloads by result, the size of the set in force, and
 //! which policies fire with which action.
 
+use std::sync::{Arc, OnceLock};
+
+use arc_swap::ArcSwap;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
-use crate::decision::Decision;
+use crate::cluster::index::FastMap;
+use crate::decision::{Action, Decision};
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ReloadLabels {
@@ -24,6 +28,13 @@ pub struct OutcomeLabels {
     pub unknown: &'static str,
 }
 
+/// An outcome series per action and per `unknown`: `Deny`, `Warn`,
+/// `Record`, each known then unknown.
+const SLOTS: usize = 6;
+
+/// A policy's outcome counters, each created the first time it counts.
+type Slots = [OnceLock<Counter>; SLOTS];
+
 /// Handles are cheap clones sharing the same series.
 #[derive(Clone, Debug, Default)]
 pub struct PolicyMetrics {
@@ -31,6 +42,11 @@ pub struct PolicyMetrics {
     loaded: Gauge,
     last_success: Gauge,
     outcomes: Family<OutcomeLabels, Counter>,
+    /// The `outcomes` series by policy name. Counting through the family
+    /// copies the name into a label set, hashes it and takes the family's
+    /// lock, for every policy that fires; this map is read without a lock
+    /// or a copy, and changes once per policy name.
+    by_policy: Arc<ArcSwap<FastMap<Box<str>, Arc<Slots>>>>,
 }
 
 impl PolicyMetrics {
@@ -82,19 +98,40 @@ impl PolicyMetrics {
     /// Count the policies that fired for one decision.
     pub fn observe(&self, decision: &Decision) {
         for outcome in &decision.outcomes {
-            let action = match outcome.action {
-                crate::decision::Action::Deny => "Deny",
-                crate::decision::Action::Warn => "Warn",
-                crate::decision::Action::Record => "Record",
+            let (slot, action) = match outcome.action {
+                Action::Deny => (0, "Deny"),
+                Action::Warn => (2, "Warn"),
+                Action::Record => (4, "Record"),
             };
-            self.outcomes
-                .get_or_create(&OutcomeLabels {
-                    policy: outcome.policy.clone(),
-                    action,
-                    unknown: if outcome.unknown { "true" } else { "false" },
-                })
-                .inc();
+            let slot = slot + usize::from(outcome.unknown);
+            let count = |slots: &Slots| {
+                slots[slot]
+                    .get_or_init(|| {
+                        self.outcomes.get_or_create_owned(&OutcomeLabels {
+                            policy: outcome.policy.clone(),
+                            action,
+                            unknown: if outcome.unknown { "true" } else { "false" },
+                        })
+                    })
+                    .inc();
+            };
+            match self.by_policy.load().get(outcome.policy.as_str()) {
+                Some(slots) => count(slots),
+                None => count(&self.slots_for(&outcome.policy)),
+            }
         }
+    }
+
+    /// The slots of `policy`, added to the map if it has none yet.
+    fn slots_for(&self, policy: &str) -> Arc<Slots> {
+        let mut found = None;
+        self.by_policy.rcu(|map| {
+            let mut map = FastMap::clone(map);
+            let slots = map.entry(policy.into()).or_default();
+            found = Some(Arc::clone(slots));
+            map
+        });
+        found.unwrap_or_default()
     }
 
     /// Reload counts so far, for tests: (success, failure).
@@ -127,5 +164,65 @@ mod tests {
         );
         assert!(text.contains("forcegate_policies_loaded 7"), "{text}");
         assert_eq!(metrics.reload_counts(), (1, 1));
+    }
+
+    fn fired(policy: &str, action: Action, unknown: bool) -> crate::decision::PolicyOutcome {
+        crate::decision::PolicyOutcome {
+            policy: policy.to_owned(),
+            action,
+            fact: String::new(),
+            message: String::new(),
+            remediation: None,
+            unknown,
+        }
+    }
+
+    /// Each (policy, action, unknown) counts in its own series, the same
+    /// series every time, and only series that fired are exported.
+    #[test]
+    fn counts_outcomes_by_policy_action_and_unknown() {
+        let mut registry = Registry::default();
+        let metrics = PolicyMetrics::register(&mut registry);
+        let clone = metrics.clone();
+        let decisions = [
+            vec![
+                fired("node-alive", Action::Deny, false),
+                fired("record", Action::Record, false),
+            ],
+            vec![fired("node-alive", Action::Deny, false)],
+            vec![
+                fired("node-alive", Action::Deny, true),
+                fired("warn-me", Action::Warn, false),
+            ],
+        ];
+        for (i, outcomes) in decisions.into_iter().enumerate() {
+            let decision = Decision {
+                outcomes,
+                ..Decision::default()
+            };
+            // Clones share the series.
+            if i % 2 == 0 {
+                metrics.observe(&decision);
+            } else {
+                clone.observe(&decision);
+            }
+        }
+        let mut text = String::new();
+        encode(&mut text, &registry).expect("encode");
+        let mut lines: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("forcegate_policy_outcomes_total{"))
+            .collect();
+        lines.sort_unstable();
+        assert_eq!(
+            lines,
+            [
+                r#"forcegate_policy_outcomes_total{policy="node-alive",action="Deny",unknown="false"} 2"#,
+                r#"forcegate_policy_outcomes_total{policy="node-alive",action="Deny",unknown="true"} 1"#,
+                r#"forcegate_policy_outcomes_total{policy="record",action="Record",unknown="false"} 1"#,
+                r#"forcegate_policy_outcomes_total{policy="warn-me",action="Warn",unknown="false"} 1"#,
+            ],
+            "{text}"
+        );
     }
 }

@@ -202,10 +202,10 @@ fn log_decision(endpoint: &'static str, admitted: &Admitted, elapsed: Duration) 
     let duration_ms = (elapsed.as_secs_f64() * 1_000_000.0).round() / 1000.0;
     if intent.kind.is_gated() {
         tracing::info!(
-            uid = %admitted.uid,
+            uid = admitted.uid.as_str(),
             endpoint,
             intent = intent.kind.name(),
-            user = %intent.requester.username,
+            user = intent.requester.username.as_str(),
             object = %Described(&intent.target),
             decision,
             policies = %PolicyNames(&admitted.decision.outcomes),
@@ -217,10 +217,10 @@ fn log_decision(endpoint: &'static str, admitted: &Admitted, elapsed: Duration) 
         );
     } else {
         tracing::debug!(
-            uid = %admitted.uid,
+            uid = admitted.uid.as_str(),
             endpoint,
             intent = intent.kind.name(),
-            user = %intent.requester.username,
+            user = intent.requester.username.as_str(),
             object = %Described(&intent.target),
             decision,
             duration_ms,

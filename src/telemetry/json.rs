@@ -16,6 +16,8 @@ use tracing_subscriber::fmt::format::Writer;
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
 use tracing_subscriber::registry::LookupSpan;
 
+use crate::json_string;
+
 /// The event formatter for `--log-format json`.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct JsonLines;
@@ -65,9 +67,9 @@ impl Fields<'_> {
         if self.result.is_ok() {
             self.result = self
                 .out
-                .write_char(',')
-                .and_then(|()| write_string(self.out, field.name()))
-                .and_then(|()| self.out.write_char(':'))
+                .write_str(",\"")
+                .and_then(|()| json_string::write_escaped(self.out, field.name()))
+                .and_then(|()| self.out.write_str("\":"))
                 .and_then(|()| value(self.out));
         }
     }
@@ -79,7 +81,9 @@ impl Visit for Fields<'_> {
     }
 
     fn record_bool(&mut self, field: &Field, value: bool) {
-        self.entry(field, |out| write!(out, "{value}"));
+        self.entry(field, |out| {
+            out.write_str(if value { "true" } else { "false" })
+        });
     }
 
     fn record_i64(&mut self, field: &Field, value: i64) {
@@ -108,9 +112,7 @@ impl Visit for Fields<'_> {
 }
 
 fn write_string(out: &mut dyn Write, text: &str) -> fmt::Result {
-    out.write_char('"')?;
-    Escaping(out).write_str(text)?;
-    out.write_char('"')
+    json_string::write_string(out, text)
 }
 
 /// Escapes what it is given for the inside of a JSON string.
@@ -118,28 +120,7 @@ struct Escaping<'a>(&'a mut dyn Write);
 
 impl Write for Escaping<'_> {
     fn write_str(&mut self, text: &str) -> fmt::Result {
-        let mut plain = 0;
-        for (i, byte) in text.bytes().enumerate() {
-            let escape = match byte {
-                b'"' => "\\\"",
-                b'\\' => "\\\\",
-                b'\n' => "\\n",
-                b'\r' => "\\r",
-                b'\t' => "\\t",
-                0x08 => "\\b",
-                0x0c => "\\f",
-                0..=0x1f => "",
-                _ => continue,
-            };
-            self.0.write_str(&text[plain..i])?;
-            if escape.is_empty() {
-                write!(self.0, "\\u{byte:04x}")?;
-            } else {
-                self.0.write_str(escape)?;
-            }
-            plain = i + 1;
-        }
-        self.0.write_str(&text[plain..])
+        json_string::write_escaped(self.0, text)
     }
 }
 
