@@ -52,7 +52,7 @@ fn write_line(out: &mut dyn Write, now: Timestamp, event: &Event<'_>) -> fmt::Re
     event.record(&mut fields);
     fields.result?;
     out.write_str(",\"target\":")?;
-    write_string(out, meta.target())?;
+    json_string::write_string(out, meta.target())?;
     out.write_str("}\n")
 }
 
@@ -77,7 +77,7 @@ impl Fields<'_> {
 
 impl Visit for Fields<'_> {
     fn record_str(&mut self, field: &Field, value: &str) {
-        self.entry(field, |out| write_string(out, value));
+        self.entry(field, |out| json_string::write_string(out, value));
     }
 
     fn record_bool(&mut self, field: &Field, value: bool) {
@@ -109,10 +109,6 @@ impl Visit for Fields<'_> {
             out.write_char('"')
         });
     }
-}
-
-fn write_string(out: &mut dyn Write, text: &str) -> fmt::Result {
-    json_string::write_string(out, text)
 }
 
 /// Escapes what it is given for the inside of a JSON string.
