@@ -392,22 +392,26 @@ fn gather_facts(request: &admission::Request, cluster: &SnapshotCluster) {
 
 /// The line `serve` logs for a gated decision: same fields, same sizes,
 /// same target (so the default filter, `forcegate=info`, lets it through),
-/// and like serve's written without allocating a field.
+/// and like serve's the object and policies written as strings.
 fn log_like_serve(request: &admission::Request, answer: &Answer, elapsed: Duration) {
     let duration_ms = (elapsed.as_secs_f64() * 1_000_000.0).round() / 1000.0;
-    let (namespace, slash) = match &request.namespace {
-        Some(ns) => (ns.as_str(), "/"),
-        None => ("", ""),
-    };
+    let mut object = String::with_capacity(64);
+    object.push_str(&request.resource.resource);
+    object.push(' ');
+    if let Some(ns) = &request.namespace {
+        object.push_str(ns);
+        object.push('/');
+    }
+    object.push_str(&request.name);
     tracing::info!(
         target: "forcegate::server::routes",
         uid = request.uid.as_str(),
         endpoint = "validate",
         intent = answer.intent.as_str(),
         user = request.user_info.username.as_deref().unwrap_or_default(),
-        object = %format_args!("{} {namespace}{slash}{}", request.resource.resource, request.name),
+        object = object.as_str(),
         decision = if answer.decision.allowed { "allowed" } else { "denied" },
-        policies = %answer.policies,
+        policies = answer.policies.as_str(),
         record = "",
         break_glass = false,
         dry_run = request.dry_run,

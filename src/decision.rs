@@ -45,12 +45,9 @@ pub struct PolicyOutcome {
     pub policy: String,
     pub action: Action,
     /// The fact or condition that triggered it, e.g. `facts.node.ready == true`.
+    /// Its message and remediation are in the decision's message or
+    /// warnings, where the decision shows them.
     pub fact: String,
-    /// Rendered message.
-    pub message: String,
-    /// What to do instead.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub remediation: Option<String>,
     /// Fired because a fact it needs was unknown (`onUnknown`).
     pub unknown: bool,
 }

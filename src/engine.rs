@@ -163,6 +163,10 @@ impl Engine {
         if !decision.allowed || !decision.record || intent.dry_run {
             return (decision, None, None);
         }
+        let name = cleanup::planned_record_name(intent, facts);
+        if self.recorder.found(&name) {
+            return (decision, Some(name), None);
+        }
         let spec = cleanup::plan(intent, facts, &decision, Timestamp::now());
         let written =
             tokio::time::timeout(self.settings.record_timeout, self.recorder.record(spec)).await;

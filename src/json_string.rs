@@ -20,6 +20,11 @@ pub fn write_string<W: Write + ?Sized>(out: &mut W, text: &str) -> fmt::Result {
 /// Append `text` escaped for the inside of a JSON string.
 pub fn write_escaped<W: Write + ?Sized>(out: &mut W, text: &str) -> fmt::Result {
     let bytes = text.as_bytes();
+    // Short and plain (field names, most log values): a few table lookups
+    // cost less than padding a chunk.
+    if bytes.len() < CHUNK && bytes.iter().all(|&b| ESCAPE[usize::from(b)] == 0) {
+        return out.write_str(text);
+    }
     let mut plain = 0;
     let mut i = 0;
     while i < bytes.len() {

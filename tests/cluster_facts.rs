@@ -208,12 +208,17 @@ fn the_engine_gathers_endpoints_when_a_policy_reads_them() {
     let (facts, decision) = engine(with_extra).decide(&intent, &req);
     assert!(facts.endpoints.expect("endpoints").referenced);
     assert!(
-        decision
-            .outcomes
-            .iter()
-            .any(|o| o.policy == "still-served" && o.message.contains("data/db-7x2kq")),
+        decision.outcomes.iter().any(|o| o.policy == "still-served"),
         "{:?}",
         decision.outcomes
+    );
+    assert!(
+        decision
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("forcegate still-served: ") && w.contains("data/db-7x2kq")),
+        "{:?}",
+        decision.warnings
     );
 }
 

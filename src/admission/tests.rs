@@ -140,8 +140,6 @@ fn denial() -> Decision {
             policy: "node-alive".into(),
             action: Action::Deny,
             fact: "facts.node.ready == true".into(),
-            message: "node is Ready".into(),
-            remediation: None,
             unknown: false,
         }],
         break_glass: None,
@@ -150,7 +148,8 @@ fn denial() -> Decision {
 
 #[test]
 fn denial_echoes_uid_with_403_forbidden() {
-    let response = respond(&request(), &denial(), None);
+    let decision = denial();
+    let response = respond(&request(), &decision, None);
     let review: Value = serde_json::from_slice(&encode(&response)).expect("valid JSON");
     assert_eq!(review["apiVersion"], "admission.k8s.io/v1");
     assert_eq!(review["kind"], "AdmissionReview");
@@ -171,8 +170,8 @@ fn denial_echoes_uid_with_403_forbidden() {
 
 #[test]
 fn allow_has_no_status_and_minimal_body() {
-    let response = respond(&request(), &Decision::allow(), None);
-    let bytes = encode(&response);
+    let allow = Decision::allow();
+    let bytes = encode(&respond(&request(), &allow, None));
     assert_eq!(
         String::from_utf8(bytes).expect("utf8"),
         r#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"allowed":true,"uid":"705ab4f5-6393-11e8-b7cc-42010a800002"}}"#
@@ -216,7 +215,8 @@ fn patch_is_base64_json_patch_on_update_only() {
         {"op": "add", "path": "/metadata/annotations", "value": {"forcegate.dev/cleanup": "fd-3b1f"}}
     ]))
     .expect("patch");
-    let response = respond(&update_request(), &Decision::allow(), Some(patch.clone()));
+    let allow = Decision::allow();
+    let response = respond(&update_request(), &allow, Some(patch.clone()));
     let review: Value = serde_json::from_slice(&encode(&response)).expect("JSON");
     assert_eq!(review["response"]["patchType"], "JSONPatch");
     let encoded = review["response"]["patch"].as_str().expect("base64 string");
@@ -226,8 +226,11 @@ fn patch_is_base64_json_patch_on_update_only() {
     let round_trip: json_patch::Patch = serde_json::from_slice(&decoded).expect("patch JSON");
     assert_eq!(round_trip, patch);
 
-    let on_delete = respond(&request(), &Decision::allow(), Some(patch));
-    assert!(on_delete.patch.is_none(), "a DELETE cannot be patched");
+    let on_delete = respond(&request(), &allow, Some(patch));
+    assert!(
+        on_delete.response.patch.is_none(),
+        "a DELETE cannot be patched"
+    );
 }
 
 #[test]
@@ -257,27 +260,32 @@ fn audit_annotation_keys_become_bare_names() {
         ("a".repeat(64), "x".to_owned()),
         ("break-glass".to_owned(), "on-call".to_owned()),
     ]);
-    let out: BTreeMap<String, String> = audit_annotations(&input).into_iter().collect();
     assert_eq!(
-        out,
-        BTreeMap::from([
-            ("break-glass".to_owned(), "on-call".to_owned()),
-            ("record".to_owned(), "fd-1".to_owned()),
-        ])
+        audit_annotations(&input),
+        [("break-glass", "on-call"), ("record", "fd-1")]
     );
     // Two keys that strip to the same name: the first in sorted order wins.
     let clash = BTreeMap::from([
         ("z.example/record".to_owned(), "last".to_owned()),
         ("a.example/record".to_owned(), "first".to_owned()),
     ]);
-    let out = audit_annotations(&clash);
-    assert_eq!(out.len(), 1);
-    assert_eq!(out["record"], "first");
+    assert_eq!(audit_annotations(&clash), [("record", "first")]);
+    // Stripped names are written in their own order, not their keys'.
+    let reordered = BTreeMap::from([
+        ("a.example/zone".to_owned(), "z".to_owned()),
+        ("b.example/alpha".to_owned(), "a".to_owned()),
+        ("decision".to_owned(), "d".to_owned()),
+    ]);
+    assert_eq!(
+        audit_annotations(&reordered),
+        [("alpha", "a"), ("decision", "d"), ("zone", "z")]
+    );
 }
 
-/// What serde_json writes for `response` with every map's keys sorted: the
-/// bytes `encode` must give.
-fn serde_reference(response: &AdmissionResponse) -> Vec<u8> {
+/// What serde_json writes for `answer` as kube's response, with every
+/// map's keys sorted: the bytes `encode` must give.
+fn serde_reference(answer: &Answer<'_>) -> Vec<u8> {
+    let response = &answer.clone().into_response();
     let mut body = serde_json::Map::new();
     body.insert("allowed".into(), json!(response.allowed));
     if !response.audit_annotations.is_empty() {
@@ -360,5 +368,15 @@ proptest::proptest! {
             kept
         };
         proptest::prop_assert_eq!(truncate_runes(&text, max), expected);
+    }
+}
+
+proptest::proptest! {
+    /// Printable ASCII is space to `~`, wherever in a chunk of sixteen the
+    /// first other byte falls.
+    #[test]
+    fn printable_ascii_is_space_to_tilde(text in "(?s)[ -~]{0,40}[\x00-\x1f\x7fé]?[ -~]{0,40}") {
+        let expected = text.bytes().all(|b| (b' '..=b'~').contains(&b));
+        proptest::prop_assert_eq!(is_printable_ascii(&text), expected);
     }
 }

@@ -189,12 +189,19 @@ impl Inner {
     /// lookups share the lock, so only an fsync in flight sends one there.
     fn existing(&self, spec: &ForceDeletionSpec) -> Option<String> {
         let name = record_name_for(spec);
-        let state = match self.state.try_read() {
-            Ok(state) => state,
-            Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
-            Err(std::sync::TryLockError::WouldBlock) => return None,
-        };
-        state.records.contains_key(&name).then_some(name)
+        self.holds(&name).then_some(name)
+    }
+
+    /// Whether record `name` is in the journal, without waiting (see
+    /// [`existing`](Self::existing)).
+    fn holds(&self, name: &str) -> bool {
+        match self.state.try_read() {
+            Ok(state) => state.records.contains_key(name),
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => {
+                poisoned.into_inner().records.contains_key(name)
+            }
+            Err(std::sync::TryLockError::WouldBlock) => false,
+        }
     }
 
     fn append(&self, spec: ForceDeletionSpec) -> Result<(String, bool), RecordError> {
@@ -230,6 +237,16 @@ impl Inner {
 }
 
 impl Recorder for JournalRecorder {
+    fn found(&self, name: &str) -> bool {
+        let started = Instant::now();
+        let found = self.inner.holds(name);
+        if let (true, Some(metrics)) = (found, &self.metrics) {
+            let seconds = started.elapsed().as_secs_f64();
+            metrics.observe_record(Backend::Journal, RecordResult::Existing, seconds);
+        }
+        found
+    }
+
     fn record(&self, spec: ForceDeletionSpec) -> BoxFuture<'_, Result<String, RecordError>> {
         let this = self.clone();
         Box::pin(async move {

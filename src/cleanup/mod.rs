@@ -74,6 +74,14 @@ pub enum RecordError {
 pub trait Recorder: Send + Sync {
     /// Create-or-get the record named from the object's UID; returns its name.
     fn record(&self, spec: ForceDeletionSpec) -> BoxFuture<'_, Result<String, RecordError>>;
+
+    /// Whether the record `name` is known to exist already, answered without
+    /// waiting and counted as a record found: then its spec need not even
+    /// be planned (the second admission call of a grace-0 delete, retries).
+    /// `false` when unknown; the caller then plans and calls [`record`](Self::record).
+    fn found(&self, _name: &str) -> bool {
+        false
+    }
 }
 
 /// Record name derived from the deleted object's UID (idempotent across retries).
@@ -102,14 +110,38 @@ pub fn record_name(uid: &str) -> String {
 /// The record name for a spec: from the UID, or (UID unknown, which the API
 /// server never sends for an existing object) from kind, namespace and name.
 pub fn record_name_for(spec: &ForceDeletionSpec) -> String {
-    match spec.object.uid.as_deref().filter(|u| !u.is_empty()) {
+    let object = &spec.object;
+    name_of(
+        object.uid.as_deref(),
+        &object.resource,
+        object.namespace.as_deref(),
+        &object.name,
+    )
+}
+
+/// The name of the record [`plan`] would plan, without planning it.
+pub fn planned_record_name(intent: &Intent, facts: &Facts) -> String {
+    let target = &intent.target;
+    name_of(
+        planned_uid(intent, facts),
+        &target.resource,
+        target.namespace.as_deref(),
+        &target.name,
+    )
+}
+
+/// The UID a record names: the object's, or for an eviction (whose request
+/// carries no pod) the pod's.
+fn planned_uid<'a>(intent: &'a Intent, facts: &'a Facts) -> Option<&'a str> {
+    (intent.target.uid.as_deref())
+        .or(facts.pod.as_ref().map(|p| p.uid.as_str()))
+        .filter(|uid| !uid.is_empty())
+}
+
+fn name_of(uid: Option<&str>, resource: &str, namespace: Option<&str>, name: &str) -> String {
+    match uid.filter(|u| !u.is_empty()) {
         Some(uid) => record_name(uid),
-        None => record_name(&format!(
-            "{}/{}/{}",
-            spec.object.resource,
-            spec.object.namespace.as_deref().unwrap_or(""),
-            spec.object.name
-        )),
+        None => record_name(&format!("{resource}/{}/{name}", namespace.unwrap_or(""))),
     }
 }
 
@@ -236,11 +268,7 @@ pub fn plan(
             subresource: target.subresource.clone(),
             namespace: target.namespace.clone().filter(|ns| !ns.is_empty()),
             name: target.name.clone(),
-            uid: target
-                .uid
-                .clone()
-                .or_else(|| pod.map(|p| p.uid.clone()))
-                .filter(|u| !u.is_empty()),
+            uid: planned_uid(intent, facts).map(str::to_owned),
         },
         action: recorded_action(&intent.kind),
         node,

@@ -173,8 +173,6 @@ fn decision() -> Decision {
             policy: "attached-volumes".into(),
             action: Action::Deny,
             fact: "facts.volumes.attachedOnPodNode == true".into(),
-            message: "PV attached".into(),
-            remediation: None,
             unknown: false,
         }],
         ..Decision::default()
@@ -251,6 +249,41 @@ fn record_name_without_uid_is_stable_per_object() {
     let name = record_name_for(&spec);
     assert!(is_dns1123_subdomain(&name), "{name}");
     assert_eq!(name, record_name_for(&spec.clone()));
+}
+
+/// The name the engine looks up before planning is the name of the plan:
+/// from the object's UID, the pod's for an eviction, or the object's
+/// coordinates when there is no UID (or an empty one).
+#[test]
+fn planned_record_name_is_the_name_of_the_plan() {
+    let mut eviction = intent(IntentKind::Eviction);
+    eviction.target.uid = None;
+    let mut no_uid = eviction.clone();
+    no_uid.target.name = "web-1".into();
+    let mut empty_uid = no_uid.clone();
+    empty_uid.target.uid = Some(String::new());
+    let deleting = intent(IntentKind::ForceDelete {
+        already_terminating: false,
+    });
+    let cases = [
+        (&deleting, facts(), format!("fd-{UID}")),
+        (&eviction, facts(), format!("fd-{UID}")),
+        (&no_uid, Facts::default(), String::new()),
+        (&empty_uid, Facts::default(), String::new()),
+    ];
+    for (intent, facts, expected) in cases {
+        let spec = plan(intent, &facts, &decision(), Timestamp::UNIX_EPOCH);
+        let name = planned_record_name(intent, &facts);
+        assert_eq!(name, record_name_for(&spec), "{intent:?}");
+        if !expected.is_empty() {
+            assert_eq!(name, expected);
+        }
+    }
+    assert_ne!(
+        planned_record_name(&no_uid, &Facts::default()),
+        planned_record_name(&eviction, &Facts::default()),
+        "objects without a UID keep apart by name"
+    );
 }
 
 fn request(annotations: Option<BTreeMap<String, String>>, with_object: bool) -> Request {

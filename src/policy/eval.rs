@@ -15,11 +15,66 @@ use crate::intent::{Intent, IntentKind};
 /// deleted by a member of the break-glass group whatever the policies say.
 pub const BREAK_GLASS_ANNOTATION: &str = "forcegate.dev/break-glass";
 
-/// One fired rule and the rule's name (kept apart from [`PolicyOutcome`]).
-struct Fired {
+/// One fired rule: what the decision records of it, and what renders its
+/// text. Messages are rendered only where the decision shows them: a
+/// Record rule's message under a denial, or any rule's remediation outside
+/// one, would be written and dropped.
+struct Fired<'p> {
     outcome: PolicyOutcome,
-    rule: Option<String>,
+    rule: &'p Rule,
     missing: Vec<Missing>,
+}
+
+/// What a rule that could not decide tells the operator to do.
+const UNKNOWN_REMEDIATION: &str = "retry once forcegate's cluster view has synced (its /readyz names the stale kind); with `forcegate review`/`test`, add the missing kind to the snapshot";
+
+impl Fired<'_> {
+    /// Append the rule's message.
+    fn write_message(&self, scope: &Scope<'_>, out: &mut String) {
+        if self.outcome.unknown {
+            // `write!` to a `String` cannot fail.
+            let _ = write!(
+                out,
+                "could not decide: {}; forcegate does not guess (onUnknown: {:?})",
+                Missing::describe(&self.missing),
+                self.outcome.action
+            );
+        } else {
+            self.rule.message.render_into(scope, out);
+        }
+    }
+
+    /// Append `\n  Instead: <remediation>`, when the rule has one.
+    fn write_remediation(&self, scope: &Scope<'_>, out: &mut String) {
+        if self.outcome.unknown {
+            out.push_str("\n  Instead: ");
+            out.push_str(UNKNOWN_REMEDIATION);
+        } else if let Some(remediation) = &self.rule.remediation {
+            out.push_str("\n  Instead: ");
+            remediation.render_into(scope, out);
+        }
+    }
+
+    /// The room its text usually takes in a message.
+    fn size_hint(&self) -> usize {
+        self.outcome.policy.len()
+            + self.outcome.fact.len()
+            + self.rule.message.size_hint()
+            + self.rule.remediation.as_ref().map_or(0, |r| r.size_hint())
+            + if self.outcome.unknown { 256 } else { 0 }
+    }
+
+    /// `forcegate <policy>: <message>`, a warning's text.
+    fn warning(&self, scope: &Scope<'_>) -> String {
+        let mut text = String::with_capacity(
+            "forcegate : ".len() + self.outcome.policy.len() + self.rule.message.size_hint(),
+        );
+        text.push_str("forcegate ");
+        text.push_str(&self.outcome.policy);
+        text.push_str(": ");
+        self.write_message(scope, &mut text);
+        text
+    }
 }
 
 /// Evaluate `policies` (already sorted by name) against one request.
@@ -31,33 +86,42 @@ pub(crate) fn evaluate(policies: &[Policy], input: &EvalInput<'_>) -> Decision {
         unknown: &unknown,
     };
     let mut fired = Vec::new();
+    // One pair of buffers for every rule's explanation; a rule that fires
+    // takes them along.
+    let (mut because, mut missing) = (String::with_capacity(256), Vec::new());
     for policy in policies {
         let applies = policy.matcher.applies(input.intent, &scope);
         if applies.truth == Truth::False {
             continue;
         }
         for rule in &policy.rules {
-            let truth = Truth::all(rule.conditions.iter().map(|c| c.truth(&scope)));
+            because.clear();
+            missing.clear();
+            let truth =
+                Condition::explain_all(&rule.conditions, &scope, &mut because, &mut missing);
             if truth == Truth::False {
                 continue;
             }
-            let conditions = Condition::eval_all(&rule.conditions, &scope);
+            let conditions = Verdict::explained(
+                truth,
+                std::mem::replace(&mut because, String::with_capacity(256)),
+                std::mem::take(&mut missing),
+            );
             // Selectors decide applicability; only conditions explain a decision.
             let applies = Verdict {
                 because: String::new(),
                 ..applies.clone()
             };
             let verdict = Verdict::and([applies, conditions]);
-            if let Some(f) = fire(policy, rule, verdict, &scope) {
+            if let Some(f) = fire(policy, rule, verdict) {
                 fired.push(f);
             }
         }
     }
-    assemble(input, fired)
+    assemble(input, &scope, fired)
 }
 
-fn fire(policy: &Policy, rule: &Rule, verdict: Verdict, scope: &Scope<'_>) -> Option<Fired> {
-    let remediation = |scope: &Scope<'_>| rule.remediation.as_ref().map(|t| t.render(scope));
+fn fire<'p>(policy: &Policy, rule: &'p Rule, verdict: Verdict) -> Option<Fired<'p>> {
     match verdict.truth {
         Truth::False => None,
         Truth::True => Some(Fired {
@@ -69,30 +133,21 @@ fn fire(policy: &Policy, rule: &Rule, verdict: Verdict, scope: &Scope<'_>) -> Op
                 } else {
                     verdict.because
                 },
-                message: rule.message.render(scope),
-                remediation: remediation(scope),
                 unknown: false,
             },
-            rule: rule.name.clone(),
+            rule,
             missing: Vec::new(),
         }),
         Truth::Unknown => {
             let action = rule.on_unknown.action()?;
-            let missing = Missing::describe(&verdict.missing);
             Some(Fired {
                 outcome: PolicyOutcome {
                     policy: policy.name.clone(),
                     action,
-                    fact: format!("unknown: {missing}"),
-                    message: format!(
-                        "could not decide: {missing}; forcegate does not guess (onUnknown: {action:?})"
-                    ),
-                    remediation: Some(
-                        "retry once forcegate's cluster view has synced (its /readyz names the stale kind); with `forcegate review`/`test`, add the missing kind to the snapshot".into(),
-                    ),
+                    fact: format!("unknown: {}", Missing::describe(&verdict.missing)),
                     unknown: true,
                 },
-                rule: rule.name.clone(),
+                rule,
                 missing: verdict.missing,
             })
         }
@@ -100,7 +155,7 @@ fn fire(policy: &Policy, rule: &Rule, verdict: Verdict, scope: &Scope<'_>) -> Op
 }
 
 /// Merge fired rules into one decision.
-fn assemble(input: &EvalInput<'_>, fired: Vec<Fired>) -> Decision {
+fn assemble(input: &EvalInput<'_>, scope: &Scope<'_>, fired: Vec<Fired<'_>>) -> Decision {
     let intent = input.intent;
     let denials: Vec<&Fired> = fired
         .iter()
@@ -126,7 +181,7 @@ fn assemble(input: &EvalInput<'_>, fired: Vec<Fired>) -> Decision {
                 list.push(',');
             }
             list.push_str(&f.outcome.policy);
-            if let Some(rule) = &f.rule {
+            if let Some(rule) = &f.rule.name {
                 list.push('/');
                 list.push_str(rule);
             }
@@ -177,7 +232,7 @@ fn assemble(input: &EvalInput<'_>, fired: Vec<Fired>) -> Decision {
             if f.outcome.action == Action::Deny {
                 continue;
             }
-            let mut text = format!("forcegate {}: {}", f.outcome.policy, f.outcome.message);
+            let mut text = f.warning(scope);
             if f.outcome.action == Action::Record && intent.dry_run {
                 text.push_str(" (dry run: nothing recorded)");
             }
@@ -191,12 +246,9 @@ fn assemble(input: &EvalInput<'_>, fired: Vec<Fired>) -> Decision {
             .iter()
             .filter(|f| f.outcome.action == Action::Warn && !denied_by(&f.outcome.policy))
         {
-            warnings.push(format!(
-                "forcegate {}: {}",
-                f.outcome.policy, f.outcome.message
-            ));
+            warnings.push(f.warning(scope));
         }
-        decision.message = denial_message(input, &denials, glass.is_some() && !member);
+        decision.message = denial_message(input, scope, &denials, glass.is_some() && !member);
     }
     decision.audit_annotations.insert(
         audit::DECISION.into(),
@@ -240,39 +292,33 @@ fn break_glass_reason(request: &crate::admission::Request) -> Option<String> {
 
 /// "forcegate denied <what>:" then, per denying policy, its message, the
 /// fact that triggered it and what to do instead.
-fn denial_message(input: &EvalInput<'_>, denials: &[&Fired], refused_glass: bool) -> String {
+fn denial_message(
+    input: &EvalInput<'_>,
+    scope: &Scope<'_>,
+    denials: &[&Fired<'_>],
+    refused_glass: bool,
+) -> String {
     // `write!` to a `String` cannot fail.
     let intent = input.intent;
     // Sized up front: the message runs to kilobytes, and grown from empty
     // it is copied half a dozen times.
-    let parts: usize = denials
-        .iter()
-        .map(|f| {
-            let o = &f.outcome;
-            o.policy.len()
-                + o.message.len()
-                + o.fact.len()
-                + o.remediation.as_ref().map_or(0, String::len)
-        })
-        .sum();
+    let parts: usize = denials.iter().map(|f| f.size_hint()).sum();
     let mut text = String::with_capacity(parts + 64 * denials.len() + 256);
     text.push_str("forcegate denied ");
     push_request(&mut text, intent);
     text.push(':');
     for f in denials {
         let o = &f.outcome;
-        for part in ["\n- ", &o.policy, ": ", &o.message] {
-            text.push_str(part);
-        }
+        text.push_str("\n- ");
+        text.push_str(&o.policy);
+        text.push_str(": ");
+        f.write_message(scope, &mut text);
         if !o.unknown {
             for part in [" (because ", &o.fact, ")"] {
                 text.push_str(part);
             }
         }
-        if let Some(remedy) = &o.remediation {
-            text.push_str("\n  Instead: ");
-            text.push_str(remedy);
-        }
+        f.write_remediation(scope, &mut text);
     }
     let group = &input.settings.break_glass_group;
     let _ = if refused_glass {

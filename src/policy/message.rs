@@ -95,15 +95,25 @@ impl Template {
     /// Render against the evaluation context, into one buffer.
     pub fn render(&self, scope: &Scope<'_>) -> String {
         let mut out = String::with_capacity(self.size_hint);
+        self.render_into(scope, &mut out);
+        out
+    }
+
+    /// What a rendering usually takes (literal text plus room per hole).
+    pub fn size_hint(&self) -> usize {
+        self.size_hint
+    }
+
+    /// Render, appending to `out` (a denial's message is written in place).
+    pub fn render_into(&self, scope: &Scope<'_>, out: &mut String) {
         for part in &self.parts {
             match part {
                 Part::Text(text) => out.push_str(text),
                 Part::Hole { selection, default } => {
-                    render_hole(&mut out, selection, default.as_deref(), scope)
+                    render_hole(out, selection, default.as_deref(), scope)
                 }
             }
         }
-        out
     }
 }
 

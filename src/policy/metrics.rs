@@ -171,8 +171,6 @@ mod tests {
             policy: policy.to_owned(),
             action,
             fact: String::new(),
-            message: String::new(),
-            remediation: None,
             unknown,
         }
     }

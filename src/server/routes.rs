@@ -5,7 +5,6 @@
 //! the reason; our own failures (deadline, a bug) are 503/500 so the API
 //! server's failurePolicy applies.
 
-use std::fmt::{self, Write as _};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -206,9 +205,9 @@ fn log_decision(endpoint: &'static str, admitted: &Admitted, elapsed: Duration) 
             endpoint,
             intent = intent.kind.name(),
             user = intent.requester.username.as_str(),
-            object = %Described(&intent.target),
+            object = described(&intent.target).as_str(),
             decision,
-            policies = %PolicyNames(&admitted.decision.outcomes),
+            policies = policy_names(&admitted.decision.outcomes).as_str(),
             record = admitted.record.as_deref().unwrap_or(""),
             break_glass = admitted.decision.break_glass.is_some(),
             dry_run = intent.dry_run,
@@ -221,7 +220,7 @@ fn log_decision(endpoint: &'static str, admitted: &Admitted, elapsed: Duration) 
             endpoint,
             intent = intent.kind.name(),
             user = intent.requester.username.as_str(),
-            object = %Described(&intent.target),
+            object = described(&intent.target).as_str(),
             decision,
             duration_ms,
             "not gated"
@@ -229,40 +228,44 @@ fn log_decision(endpoint: &'static str, admitted: &Admitted, elapsed: Duration) 
     }
 }
 
-/// `pods/eviction db/postgres-0`, `namespaces/finalize legacy`; written
-/// straight into the log line.
-struct Described<'a>(&'a ObjectRef);
-
-impl fmt::Display for Described<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let target = self.0;
-        f.write_str(&target.resource)?;
-        if !target.group.is_empty() {
-            write!(f, ".{}", target.group)?;
-        }
-        if let Some(sub) = &target.subresource {
-            write!(f, "/{sub}")?;
-        }
-        match &target.namespace {
-            Some(ns) => write!(f, " {ns}/{}", target.name),
-            None => write!(f, " {}", target.name),
-        }
+/// `pods/eviction db/postgres-0`, `namespaces/finalize legacy`. Built as
+/// text and logged as a string: a `Display` field goes through the
+/// formatting machinery once per piece.
+fn described(target: &ObjectRef) -> String {
+    let mut text = String::with_capacity(
+        target.resource.len()
+            + target.name.len()
+            + target.namespace.as_ref().map_or(0, String::len)
+            + 24,
+    );
+    text.push_str(&target.resource);
+    if !target.group.is_empty() {
+        text.push('.');
+        text.push_str(&target.group);
     }
+    if let Some(sub) = &target.subresource {
+        text.push('/');
+        text.push_str(sub);
+    }
+    text.push(' ');
+    if let Some(ns) = &target.namespace {
+        text.push_str(ns);
+        text.push('/');
+    }
+    text.push_str(&target.name);
+    text
 }
 
 /// The names of the policies that fired, comma-separated.
-struct PolicyNames<'a>(&'a [PolicyOutcome]);
-
-impl fmt::Display for PolicyNames<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, outcome) in self.0.iter().enumerate() {
-            if i > 0 {
-                f.write_char(',')?;
-            }
-            f.write_str(&outcome.policy)?;
+fn policy_names(outcomes: &[PolicyOutcome]) -> String {
+    let mut names = String::with_capacity(outcomes.iter().map(|o| o.policy.len() + 1).sum());
+    for (i, outcome) in outcomes.iter().enumerate() {
+        if i > 0 {
+            names.push(',');
         }
-        Ok(())
+        names.push_str(&outcome.policy);
     }
+    names
 }
 
 fn endpoint_label(endpoint: Endpoint) -> &'static str {
@@ -381,17 +384,12 @@ mod tests {
             policy: policy.into(),
             action: Action::Deny,
             fact: String::new(),
-            message: String::new(),
-            remediation: None,
             unknown: false,
         };
-        assert_eq!(PolicyNames(&[]).to_string(), "");
-        assert_eq!(PolicyNames(&[fired("leader")]).to_string(), "leader");
+        assert_eq!(policy_names(&[]), "");
+        assert_eq!(policy_names(&[fired("leader")]), "leader");
         let three = [fired("leader"), fired("attached-volumes"), fired("pdb")];
-        assert_eq!(
-            PolicyNames(&three).to_string(),
-            "leader,attached-volumes,pdb"
-        );
+        assert_eq!(policy_names(&three), "leader,attached-volumes,pdb");
     }
 
     #[test]
@@ -403,20 +401,14 @@ mod tests {
             name: "postgres-0".into(),
             ..ObjectRef::default()
         };
-        assert_eq!(
-            Described(&target).to_string(),
-            "pods/eviction db/postgres-0"
-        );
+        assert_eq!(described(&target), "pods/eviction db/postgres-0");
         let cluster_scoped = ObjectRef {
             resource: "namespaces".into(),
             subresource: Some("finalize".into()),
             name: "legacy".into(),
             ..ObjectRef::default()
         };
-        assert_eq!(
-            Described(&cluster_scoped).to_string(),
-            "namespaces/finalize legacy"
-        );
+        assert_eq!(described(&cluster_scoped), "namespaces/finalize legacy");
         let grouped = ObjectRef {
             group: "storage.k8s.io".into(),
             resource: "volumeattachments".into(),
@@ -424,7 +416,7 @@ mod tests {
             ..ObjectRef::default()
         };
         assert_eq!(
-            Described(&grouped).to_string(),
+            described(&grouped),
             "volumeattachments.storage.k8s.io csi-0a1b"
         );
     }

@@ -148,6 +148,18 @@ impl Verdict {
         }
     }
 
+    /// The verdict [`Condition::explain_all`] reached, from its buffers.
+    pub fn explained(truth: Truth, because: String, mut missing: Vec<Missing>) -> Self {
+        match truth {
+            Truth::True => Verdict::yes(because),
+            Truth::False => Verdict::no(),
+            Truth::Unknown => {
+                dedup(&mut missing);
+                Verdict::unknown(missing)
+            }
+        }
+    }
+
     /// Kleene conjunction, keeping the reasons.
     pub fn and(verdicts: impl IntoIterator<Item = Verdict>) -> Verdict {
         let mut because = String::new();
@@ -270,19 +282,29 @@ impl Condition {
         // Room for a few `facts.x.y is "z"` parts without regrowing.
         let mut because = String::with_capacity(256);
         let mut missing = Vec::new();
-        let truth = Truth::all(
+        let truth = Condition::explain_all(conditions, scope, &mut because, &mut missing);
+        Verdict::explained(truth, because, missing)
+    }
+
+    /// [`eval_all`](Self::eval_all) into buffers the caller keeps: what made
+    /// it true is appended to `because`, what could not be read to
+    /// `missing`; on false, what they hold is meaningless.
+    ///
+    /// Rules are evaluated this way once, with their explanation: a first
+    /// pass for the truth alone cost more than it saved, since among the
+    /// rules whose policy applies most fire, and a rule that does not stops
+    /// at its first false test.
+    pub fn explain_all(
+        conditions: &[Condition],
+        scope: &Scope<'_>,
+        because: &mut String,
+        missing: &mut Vec<Missing>,
+    ) -> Truth {
+        Truth::all(
             conditions
                 .iter()
-                .map(|c| c.explain(scope, &mut because, &mut missing)),
-        );
-        match truth {
-            Truth::True => Verdict::yes(because),
-            Truth::False => Verdict::no(),
-            Truth::Unknown => {
-                dedup(&mut missing);
-                Verdict::unknown(missing)
-            }
-        }
+                .map(|c| c.explain(scope, because, missing)),
+        )
     }
 
     /// The truth, appending what made it true to `because` (parts joined
@@ -322,10 +344,12 @@ impl Condition {
                     Truth::Unknown
                 }
                 Ok(values) => {
-                    start_part(because);
-                    because.push_str(selection.display());
-                    because.push(' ');
-                    if operator.explain(&values, because) {
+                    let lead = |because: &mut String| {
+                        start_part(because);
+                        because.push_str(selection.display());
+                        because.push(' ');
+                    };
+                    if operator.explain(&values, because, lead) {
                         Truth::True
                     } else {
                         Truth::False
@@ -344,25 +368,6 @@ impl Condition {
             push_part(because, text);
         }
         truth
-    }
-
-    /// Just the truth: what [`eval`](Self::eval) would decide, without
-    /// building its explanation. Most rules do not fire, so they are tested
-    /// this way first and explained only if they do.
-    pub fn truth(&self, scope: &Scope<'_>) -> Truth {
-        match &self.kind {
-            Kind::All(parts) => Truth::all(parts.iter().map(|c| c.truth(scope))),
-            Kind::Any(parts) => Truth::any(parts.iter().map(|c| c.truth(scope))),
-            Kind::Not(inner) => !inner.truth(scope),
-            Kind::Test {
-                selection,
-                operator,
-            } => match selection.values(scope) {
-                Err(_) => Truth::Unknown,
-                Ok(values) if operator.holds(&values) => Truth::True,
-                Ok(_) => Truth::False,
-            },
-        }
     }
 
     /// Static text for the condition, e.g. `facts.node.ready equals true`.

@@ -26,13 +26,23 @@ pub(super) enum Operator {
 }
 
 impl Operator {
-    /// Whether it holds for the selected values, appending how to `witness`
-    /// (`is true`, `is absent`) when it does.
-    pub(super) fn explain(&self, values: &[Value], witness: &mut String) -> bool {
+    /// Whether it holds for the selected values; when it does, `lead` and
+    /// then how (`is true`, `is absent`) are appended to `witness`. Nothing
+    /// is written for a test that fails, the usual case.
+    pub(super) fn explain(
+        &self,
+        values: &[Value],
+        witness: &mut String,
+        lead: impl FnOnce(&mut String),
+    ) -> bool {
         match self.check(values) {
             Held::No => return false,
-            Held::By(value) => push_is(witness, value),
+            Held::By(value) => {
+                lead(witness);
+                push_is(witness, value);
+            }
             Held::ByEvery => {
+                lead(witness);
                 for (i, value) in values.iter().enumerate() {
                     if i > 0 {
                         witness.push_str(", ");
@@ -40,14 +50,12 @@ impl Operator {
                     push_is(witness, value);
                 }
             }
-            Held::ByAbsence => witness.push_str("is absent"),
+            Held::ByAbsence => {
+                lead(witness);
+                witness.push_str("is absent");
+            }
         }
         true
-    }
-
-    /// Whether it holds, without saying how.
-    pub(super) fn holds(&self, values: &[Value]) -> bool {
-        !matches!(self.check(values), Held::No)
     }
 
     /// Positive operators hold when some value satisfies them; negative

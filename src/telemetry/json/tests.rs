@@ -88,3 +88,55 @@ fn lines_match_tracing_subscribers_json_format() {
         "line one\nline \"two\"\t\\ \u{1} \u{8} \u{c} \r é 日本"
     );
 }
+
+/// Half a microsecond before 1970 shows as 23:59:59.999999 of the day
+/// before, not as a second whose fraction is zero.
+#[test]
+fn cached_second_before_1970() {
+    let mut clock = SecondCache::default();
+    for (second, nano) in [(-1, -500), (-1, 0), (0, 0), (-1, -999_999_999)] {
+        let now = Timestamp::new(second, nano).expect("in range");
+        let mut out = String::new();
+        clock.write(&mut out, now);
+        assert_eq!(out, format!("{now:.6}"));
+    }
+}
+
+proptest::proptest! {
+    /// The cached second plus the microseconds reads as jiff writes the
+    /// whole timestamp, for timestamps in the same second, the next one
+    /// and far apart (before 1970 included).
+    #[test]
+    fn cached_second_writes_what_jiff_writes(
+        seconds in proptest::collection::vec(-5_000_000_000i64..253_000_000_000, 1..6),
+        nanos in proptest::collection::vec(0i32..1_000_000_000, 6),
+    ) {
+        let mut clock = SecondCache::default();
+        for (i, second) in seconds.iter().enumerate() {
+            // Each second twice and its neighbour once, so the cache hits.
+            for (second, nano) in [(*second, nanos[i]), (*second, nanos[5 - i]), (second + 1, nanos[i])] {
+                // jiff wants the fraction's sign to be the second's.
+                let nano = if second < 0 { -nano } else { nano };
+                let now = Timestamp::new(second, nano).expect("in range");
+                let mut out = String::new();
+                clock.write(&mut out, now);
+                proptest::prop_assert_eq!(out, format!("{now:.6}"));
+            }
+        }
+    }
+}
+
+proptest::proptest! {
+    /// Floats as serde_json writes them, NaN and infinities included.
+    #[test]
+    fn floats_as_serde_json_writes_them(
+        value in proptest::prop_oneof![
+            proptest::num::f64::ANY,
+            proptest::strategy::Strategy::prop_map(0u64..10_000_000, |micros| micros as f64 / 1000.0),
+        ]
+    ) {
+        let mut out = String::new();
+        push_f64(&mut out, value);
+        proptest::prop_assert_eq!(out, serde_json::to_string(&value).expect("f64 serializes"));
+    }
+}
