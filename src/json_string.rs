@@ -32,8 +32,8 @@ pub fn write_escaped<W: Write + ?Sized>(out: &mut W, text: &str) -> fmt::Result 
         let window = rest.len().min(CHUNK);
         let clean = match rest.first_chunk() {
             Some(chunk) => !any_special(chunk),
-            // A short tail (most log fields are one) padded with spaces:
-            // one test instead of a table lookup per byte.
+            // The tail of a longer text, or a short one that needs
+            // escaping, padded with spaces: one test for the chunk.
             None => {
                 let mut padded = [b' '; CHUNK];
                 padded[..window].copy_from_slice(rest);
