@@ -98,12 +98,13 @@ impl PolicyMetrics {
     /// Count the policies that fired for one decision.
     pub fn observe(&self, decision: &Decision) {
         for outcome in &decision.outcomes {
-            let (slot, action) = match outcome.action {
-                Action::Deny => (0, "Deny"),
-                Action::Warn => (2, "Warn"),
-                Action::Record => (4, "Record"),
+            let first = match outcome.action {
+                Action::Deny => 0,
+                Action::Warn => 2,
+                Action::Record => 4,
             };
-            let slot = slot + usize::from(outcome.unknown);
+            let slot = first + usize::from(outcome.unknown);
+            let action = outcome.action.as_str();
             let count = |slots: &Slots| {
                 slots[slot]
                     .get_or_init(|| {

@@ -107,13 +107,12 @@ struct SecondCache {
 
 impl SecondCache {
     fn write(&mut self, out: &mut String, now: Timestamp) {
-        let micros = now.subsec_microsecond();
+        let (second, micros) = (now.as_second(), now.subsec_microsecond());
         // Before 1970 the fraction counts backwards: no shortcut there.
-        if micros < 0 || now.as_second() < 0 {
+        if micros < 0 || second < 0 {
             let _ = write!(out, "{now:.6}");
             return;
         }
-        let second = now.as_second();
         if self.second != Some(second) {
             self.prefix.clear();
             let _ = write!(self.prefix, "{:.6}", now);
