@@ -86,7 +86,7 @@ fn requests(engine: &Engine, cluster: &SyntheticCluster, scenario: Scenario) -> 
             );
             for policy in scenario.must_fire() {
                 assert!(
-                    decision.outcomes.iter().any(|o| o.policy == *policy),
+                    decision.outcomes.iter().any(|o| *o.policy == **policy),
                     "{scenario:?} {}: {policy} did not fire: {}",
                     request.name,
                     decision.message

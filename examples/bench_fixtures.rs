@@ -147,7 +147,7 @@ fn check(engine: &Engine, scenario: Scenario, body: &Value) -> anyhow::Result<()
         );
     }
     for policy in scenario.must_fire() {
-        if !decision.outcomes.iter().any(|o| o.policy == *policy) {
+        if !decision.outcomes.iter().any(|o| *o.policy == **policy) {
             bail!(
                 "{} {}: {policy} did not fire: {}",
                 scenario.name(),

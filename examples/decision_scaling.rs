@@ -123,7 +123,7 @@ fn subject(pods: usize, policies: &PolicySet, scenarios: &[Scenario]) -> anyhow:
             );
             for policy in scenario.must_fire() {
                 ensure!(
-                    decision.outcomes.iter().any(|o| o.policy == *policy),
+                    decision.outcomes.iter().any(|o| *o.policy == **policy),
                     "{} {}: {policy} did not fire",
                     scenario.name(),
                     request.name

@@ -7,7 +7,6 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 use base64::Engine as _;
 use kube::core::DynamicObject;
@@ -165,25 +164,36 @@ fn text(value: Value) -> String {
     }
 }
 
-/// A response as it is sent: kube's type, and its audit annotations apart,
-/// borrowed from the decision, named and ordered as they are written.
-/// kube keeps them in a `HashMap`: filling it cost a hash and two copies
-/// per annotation, only for [`encode`] to sort them again.
+/// A response as it is sent: kube's type, with the decision's texts kept
+/// apart and borrowed, the audit annotations named and ordered as they are
+/// written. kube keeps annotations in a `HashMap` (filling it cost a hash
+/// and two copies per annotation, only for [`encode`] to sort them again)
+/// and owns its texts (a copy of a denial's kilobytes).
 #[derive(Clone, Debug)]
 pub struct Answer<'d> {
-    /// Everything but the audit annotations (left empty).
+    /// Everything but what is kept apart below (left empty there).
     pub response: AdmissionResponse,
     /// Bare names (see [`audit_annotations`]) and values, sorted by name.
     pub audit_annotations: Vec<(&'d str, &'d str)>,
+    /// A denial's `status.message`.
+    pub message: &'d str,
+    /// Within the API server's limits (see [`limit_warnings`]).
+    pub warnings: Vec<Cow<'d, str>>,
 }
 
 impl Answer<'_> {
-    /// kube's response with its audit annotations filled in.
+    /// kube's response with everything filled in.
     pub fn into_response(self) -> AdmissionResponse {
         let mut response = self.response;
         response.audit_annotations = (self.audit_annotations.into_iter())
             .map(|(name, value)| (name.to_owned(), value.to_owned()))
             .collect();
+        if !response.allowed {
+            response.result.message = self.message.to_owned();
+        }
+        if !self.warnings.is_empty() {
+            response.warnings = Some(self.warnings.into_iter().map(Cow::into_owned).collect());
+        }
         response
     }
 }
@@ -200,11 +210,8 @@ pub fn respond<'d>(
     let mut response = AdmissionResponse::from(request);
     if !decision.allowed {
         response.allowed = false;
-        response.result = Status::failure(&decision.message, "Forbidden").with_code(403);
-    }
-    let warnings = limit_warnings(&decision.warnings);
-    if !warnings.is_empty() {
-        response.warnings = Some(warnings);
+        // The message stays in `Answer`.
+        response.result = Status::failure("", "Forbidden").with_code(403);
     }
     match patch {
         Some(patch) if !patch.0.is_empty() => {
@@ -227,30 +234,31 @@ pub fn respond<'d>(
     Answer {
         response,
         audit_annotations: audit_annotations(&decision.audit_annotations),
+        message: &decision.message,
+        warnings: limit_warnings(&decision.warnings),
     }
 }
 
 /// Apply the API server's warning limits: printable text, at most 256 runes
 /// each, at most 4 KiB in total; anything past the budget is dropped whole.
-pub fn limit_warnings(warnings: &[String]) -> Vec<String> {
+pub fn limit_warnings(warnings: &[String]) -> Vec<Cow<'_, str>> {
     let mut kept = Vec::new();
     let mut total = 0;
     for warning in warnings {
-        // Printable ASCII, the usual case, needs no decoding of chars.
-        let printable: Cow<'_, str> =
-            if !is_printable_ascii(warning) && warning.contains(char::is_control) {
-                warning
-                    .chars()
-                    .map(|c| if c.is_control() { ' ' } else { c })
-                    .collect()
-            } else {
-                Cow::Borrowed(warning)
-            };
-        let trimmed = printable.trim();
-        if trimmed.is_empty() {
+        // Printable ASCII, the usual case, needs no decoding of chars; a
+        // warning within the limits (the decision's always are) is
+        // borrowed as it is.
+        let text = if !is_printable_ascii(warning) && warning.contains(char::is_control) {
+            let printable: String = (warning.chars())
+                .map(|c| if c.is_control() { ' ' } else { c })
+                .collect();
+            Cow::Owned(truncate_runes(printable.trim(), MAX_WARNING_RUNES).into_owned())
+        } else {
+            truncate_runes(warning.trim(), MAX_WARNING_RUNES)
+        };
+        if text.is_empty() {
             continue;
         }
-        let text = truncate_runes(trimmed, MAX_WARNING_RUNES);
         if total + text.len() > MAX_WARNINGS_BYTES {
             break;
         }
@@ -280,10 +288,10 @@ pub(crate) fn is_printable_ascii(text: &str) -> bool {
 }
 
 /// `text` if it has at most `max` runes, else its first `max - 1` and `…`.
-pub(crate) fn truncate_runes(text: &str, max: usize) -> String {
+pub(crate) fn truncate_runes(text: &str, max: usize) -> Cow<'_, str> {
     // No rune is shorter than a byte: short texts need no counting.
     if text.len() <= max {
-        return text.to_owned();
+        return Cow::Borrowed(text);
     }
     let keep = max.saturating_sub(1);
     let cut = if text.is_ascii() {
@@ -300,9 +308,9 @@ pub(crate) fn truncate_runes(text: &str, max: usize) -> String {
             let mut cut_text = String::with_capacity(cut + '…'.len_utf8());
             cut_text.push_str(&text[..cut]);
             cut_text.push('…');
-            cut_text
+            Cow::Owned(cut_text)
         }
-        None => text.to_owned(),
+        None => Cow::Borrowed(text),
     }
 }
 
@@ -315,8 +323,11 @@ pub(crate) fn truncate_runes(text: &str, max: usize) -> String {
 pub fn audit_annotations(annotations: &BTreeMap<String, String>) -> Vec<(&str, &str)> {
     let mut out: Vec<(&str, &str)> = Vec::with_capacity(annotations.len());
     for (key, value) in annotations {
+        // A byte search: `rfind` on a char pattern costs more than the
+        // rest of the loop for keys this short.
         let name = key
-            .rfind('/')
+            .bytes()
+            .rposition(|b| b == b'/')
             .map_or(key.as_str(), |slash| &key[slash + 1..]);
         if !is_qualified_name_part(name) {
             tracing::warn!(key = %key, "dropping audit annotation with an invalid key");
@@ -360,12 +371,12 @@ fn is_qualified_name_part(name: &str) -> bool {
 pub fn encode(answer: &Answer<'_>) -> Vec<u8> {
     let response = &answer.response;
     let notes = &answer.audit_annotations;
-    let warnings = response.warnings.as_deref().unwrap_or_default();
+    let warnings = &answer.warnings;
     let patch = (response.patch.as_ref())
         .map(|patch| base64::engine::general_purpose::STANDARD.encode(patch));
     // Sized for the texts up front: a denial runs to kilobytes.
-    let texts = response.result.message.len()
-        + warnings.iter().map(String::len).sum::<usize>()
+    let texts = answer.message.len()
+        + warnings.iter().map(|w| w.len()).sum::<usize>()
         + (notes.iter())
             .map(|(k, v)| k.len() + v.len() + 6)
             .sum::<usize>()
@@ -373,18 +384,17 @@ pub fn encode(answer: &Answer<'_>) -> Vec<u8> {
         + response.uid.len();
     let mut out = String::with_capacity(texts + texts / 8 + 192);
     // Writing to a `String` cannot fail.
-    let _ = write_review(&mut out, response, notes, warnings, patch.as_deref());
+    let _ = write_review(&mut out, answer, patch.as_deref());
     out.into_bytes()
 }
 
 /// Members in alphabetical order at every level.
-fn write_review(
-    out: &mut String,
-    response: &AdmissionResponse,
-    notes: &[(&str, &str)],
-    warnings: &[String],
-    patch: Option<&str>,
-) -> std::fmt::Result {
+fn write_review(out: &mut String, answer: &Answer<'_>, patch: Option<&str>) -> std::fmt::Result {
+    let (response, notes, warnings) = (
+        &answer.response,
+        &answer.audit_annotations,
+        &answer.warnings,
+    );
     out.push_str("{\"apiVersion\":");
     write_string(out, META_API_VERSION_V1)?;
     out.push_str(",\"kind\":");
@@ -412,9 +422,11 @@ fn write_review(
         let status = &response.result;
         out.push_str(",\"status\":{");
         if status.code != 0 {
-            write!(out, "\"code\":{},", status.code)?;
+            out.push_str("\"code\":");
+            push_u16(out, status.code);
+            out.push(',');
         }
-        for (name, text) in [("message", &status.message), ("reason", &status.reason)] {
+        for (name, text) in [("message", answer.message), ("reason", &status.reason)] {
             if !text.is_empty() {
                 write_string(out, name)?;
                 out.push(':');
@@ -438,6 +450,23 @@ fn write_review(
     }
     out.push_str("}}");
     Ok(())
+}
+
+/// Decimal digits, as `write!` would give them without its machinery.
+fn push_u16(out: &mut String, value: u16) {
+    let mut digits = [0u8; 5];
+    let mut rest = value;
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    // ASCII digits.
+    out.push_str(std::str::from_utf8(&digits[start..]).unwrap_or_default());
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! The outcome of evaluating policies against one classified request.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -42,7 +43,8 @@ impl Action {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PolicyOutcome {
-    pub policy: String,
+    /// Shared with the loaded policy: naming it costs no copy.
+    pub policy: Arc<str>,
     pub action: Action,
     /// The fact or condition that triggered it, e.g. `facts.node.ready == true`.
     /// Its message and remediation are in the decision's message or
@@ -84,7 +86,7 @@ impl Decision {
         self.outcomes
             .iter()
             .filter(|o| o.action == action)
-            .map(|o| o.policy.as_str())
+            .map(|o| &*o.policy)
             .collect()
     }
 }

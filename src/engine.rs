@@ -104,8 +104,45 @@ impl Engine {
     }
 
     /// Decode, classify, gather facts, evaluate, record, encode.
-    pub async fn admit(&self, body: &[u8], endpoint: Endpoint) -> Result<Admitted, BadReview> {
-        let request = admission::decode(body)?;
+    ///
+    /// Boxed, as what waits for the record is: the server's layers
+    /// (timeout, panic guard, error mapping) each move their result, and
+    /// holding the request, facts and decision across the await made this
+    /// future kilobytes, copied whole on every move up the stack.
+    pub async fn admit(&self, body: &[u8], endpoint: Endpoint) -> Result<Box<Admitted>, BadReview> {
+        // All but writing a record runs before the first await.
+        let (pending, spec) = match self.admit_now(body, endpoint)? {
+            Next::Answer(admitted) => return Ok(admitted),
+            Next::Record(pending, spec) => (pending, spec),
+        };
+        let written =
+            tokio::time::timeout(self.settings.record_timeout, self.recorder.record(*spec)).await;
+        let Pending {
+            mut request,
+            intent,
+            decision,
+        } = *pending;
+        let (decision, record) = match written {
+            Ok(Ok(name)) => (decision, Some(name)),
+            Ok(Err(err)) => {
+                tracing::warn!(error = %err, "could not write cleanup record");
+                let reason = err.to_string();
+                (record_failed(decision, &self.settings, &reason), None)
+            }
+            Err(_) => {
+                tracing::warn!(timeout = ?self.settings.record_timeout, "cleanup record timed out");
+                let reason = format!("timed out after {:?}", self.settings.record_timeout);
+                (record_failed(decision, &self.settings, &reason), None)
+            }
+        };
+        Ok(answer(&mut request, intent, decision, record, None))
+    }
+
+    /// Everything [`admit`](Self::admit) does without waiting: the answer,
+    /// or the record to write first for an allowed force deletion (one the
+    /// recorder already holds is found by name, before its spec is planned).
+    fn admit_now(&self, body: &[u8], endpoint: Endpoint) -> Result<Next, BadReview> {
+        let mut request = admission::decode(body)?;
         let intent = intent::classify(&request);
         let (facts, decision) = self.decide(&intent, &request);
         // Once per request: /mutate evaluates the same policies again.
@@ -113,17 +150,31 @@ impl Engine {
             metrics.observe(&decision);
         }
         let (decision, record, patch) = match endpoint {
-            Endpoint::Validate => self.record(&intent, &facts, decision).await,
             Endpoint::Mutate => mutation(&intent, &request, decision),
+            Endpoint::Validate if !decision.allowed || !decision.record || intent.dry_run => {
+                (decision, None, None)
+            }
+            Endpoint::Validate => {
+                let name = cleanup::planned_record_name(&intent, &facts);
+                if !self.recorder.found(&name) {
+                    let spec = cleanup::plan(&intent, &facts, &decision, Timestamp::now());
+                    let pending = Pending {
+                        request,
+                        intent,
+                        decision,
+                    };
+                    return Ok(Next::Record(Box::new(pending), Box::new(spec)));
+                }
+                (decision, Some(name), None)
+            }
         };
-        let response = admission::respond(&request, &decision, patch);
-        Ok(Admitted {
-            body: admission::encode(&response),
-            uid: request.uid.clone(),
+        Ok(Next::Answer(answer(
+            &mut request,
             intent,
             decision,
             record,
-        })
+            patch,
+        )))
     }
 
     /// The pure part: facts and policies (no I/O).
@@ -151,42 +202,39 @@ impl Engine {
         let decision = policies.evaluate(&input);
         (facts, decision)
     }
+}
 
-    /// Write the cleanup record for an allowed force deletion; deny when the
-    /// record is required and cannot be written in time.
-    async fn record(
-        &self,
-        intent: &Intent,
-        facts: &Facts,
-        decision: Decision,
-    ) -> (Decision, Option<String>, Option<json_patch::Patch>) {
-        if !decision.allowed || !decision.record || intent.dry_run {
-            return (decision, None, None);
-        }
-        let name = cleanup::planned_record_name(intent, facts);
-        if self.recorder.found(&name) {
-            return (decision, Some(name), None);
-        }
-        let spec = cleanup::plan(intent, facts, &decision, Timestamp::now());
-        let written =
-            tokio::time::timeout(self.settings.record_timeout, self.recorder.record(spec)).await;
-        match written {
-            Ok(Ok(name)) => (decision, Some(name), None),
-            Ok(Err(err)) => {
-                tracing::warn!(error = %err, "could not write cleanup record");
-                (
-                    record_failed(decision, &self.settings, &err.to_string()),
-                    None,
-                    None,
-                )
-            }
-            Err(_) => {
-                tracing::warn!(timeout = ?self.settings.record_timeout, "cleanup record timed out");
-                let reason = format!("timed out after {:?}", self.settings.record_timeout);
-                (record_failed(decision, &self.settings, &reason), None, None)
-            }
-        }
-    }
+/// What [`Engine::admit`] does once it has decided.
+enum Next {
+    Answer(Box<Admitted>),
+    /// Write this record, then answer.
+    Record(Box<Pending>, Box<cleanup::ForceDeletionSpec>),
+}
+
+/// What answering needs once the record is written.
+struct Pending {
+    request: Request,
+    intent: Intent,
+    decision: Decision,
+}
+
+/// Respond and encode; the request's UID moves to the result (the request
+/// is dropped next, and moving it whole copied 1.5 KiB).
+fn answer(
+    request: &mut Request,
+    intent: Intent,
+    decision: Decision,
+    record: Option<String>,
+    patch: Option<json_patch::Patch>,
+) -> Box<Admitted> {
+    let body = admission::encode(&admission::respond(request, &decision, patch));
+    Box::new(Admitted {
+        body,
+        uid: std::mem::take(&mut request.uid),
+        intent,
+        decision,
+        record,
+    })
 }
 
 /// For `/mutate`: never deny; annotate an allowed finalizer strip or namespace

@@ -208,7 +208,10 @@ fn the_engine_gathers_endpoints_when_a_policy_reads_them() {
     let (facts, decision) = engine(with_extra).decide(&intent, &req);
     assert!(facts.endpoints.expect("endpoints").referenced);
     assert!(
-        decision.outcomes.iter().any(|o| o.policy == "still-served"),
+        decision
+            .outcomes
+            .iter()
+            .any(|o| &*o.policy == "still-served"),
         "{:?}",
         decision.outcomes
     );

@@ -246,7 +246,7 @@ fn warnings_respect_api_server_limits() {
         "blank dropped, control chars replaced"
     );
     assert_eq!(kept[2], format!("{}…", "x".repeat(MAX_WARNING_RUNES - 1)));
-    assert!(kept.iter().map(String::len).sum::<usize>() <= MAX_WARNINGS_BYTES);
+    assert!(kept.iter().map(|w| w.len()).sum::<usize>() <= MAX_WARNINGS_BYTES);
     assert!(kept.len() < input.len(), "budget drops the tail");
     assert!(kept.iter().all(|w| w.chars().count() <= MAX_WARNING_RUNES));
 }

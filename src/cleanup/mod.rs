@@ -146,11 +146,24 @@ fn name_of(uid: Option<&str>, resource: &str, namespace: Option<&str>, name: &st
 }
 
 /// RFC 1123 subdomain: `.`-separated labels of `[a-z0-9-]`, alphanumeric at
-/// both ends, 253 characters at most. One pass over the bytes: every
-/// allowed force deletion names its record, so this runs per decision.
+/// both ends, 253 characters at most. One pass over the bytes, sixteen at
+/// a time for a single label: every allowed force deletion names its
+/// record, so this runs per decision.
 pub fn is_dns1123_subdomain(name: &str) -> bool {
-    if name.is_empty() || name.len() > 253 {
+    let bytes = name.as_bytes();
+    let (Some(&first), Some(&last)) = (bytes.first(), bytes.last()) else {
         return false;
+    };
+    if bytes.len() > 253 {
+        return false;
+    }
+    // One label, the usual case (`fd-<uid>`): a branch-free fold that LLVM
+    // vectorizes, where the walk below branches on every byte.
+    let one_label = (bytes.iter()).fold(true, |ok, &b| {
+        ok & (b.is_ascii_lowercase() | b.is_ascii_digit() | (b == b'-'))
+    });
+    if one_label {
+        return first != b'-' && last != b'-';
     }
     // The byte before; `.` at the start, so a label may not open with `-`.
     let mut before = b'.';
@@ -287,7 +300,7 @@ pub fn plan(
             .outcomes
             .iter()
             .map(|o| FiredPolicy {
-                policy: o.policy.clone(),
+                policy: o.policy.to_string(),
                 action: o.action,
                 fact: o.fact.clone(),
                 unknown: o.unknown,

@@ -66,7 +66,7 @@ fn dns1123_subdomain_rules() {
 proptest::proptest! {
     /// The one-pass check agrees with the rule as written, label by label.
     #[test]
-    fn dns1123_subdomain_matches_the_label_rule(name in "[a-c0-1.A_-]{0,12}") {
+    fn dns1123_subdomain_matches_the_label_rule(name in "[a-c0-1.A_-]{0,12}|[a-c0-1-]{0,40}[.A_]?[a-c0-1-]{0,8}") {
         let by_labels = !name.is_empty()
             && name.split('.').all(|label| {
                 let bytes = label.as_bytes();

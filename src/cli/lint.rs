@@ -33,7 +33,7 @@ pub fn run(args: LintArgs) -> ExitCode {
         Output::Json | Output::Junit | Output::Yaml => {
             let doc = serde_json::json!({
                 "files": files,
-                "policies": policies.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
+                "policies": policies.iter().map(|p| &*p.name).collect::<Vec<_>>(),
                 "findings": findings,
             });
             match args.output {

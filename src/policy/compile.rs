@@ -2,6 +2,7 @@
 //! with its location instead of stopping at the first.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::condition::{self, Condition};
 use super::error::Problems;
@@ -13,7 +14,7 @@ use crate::decision::Action;
 /// A validated policy, ready to evaluate.
 #[derive(Clone, Debug)]
 pub struct Policy {
-    pub name: String,
+    pub name: Arc<str>,
     pub description: Option<String>,
     /// Where it was defined, for logs and `lint`.
     pub file: PathBuf,
@@ -96,7 +97,7 @@ pub(crate) fn compile(
         return None;
     }
     Some(Policy {
-        name: name.value.clone(),
+        name: name.value.as_str().into(),
         description: spec.description.clone(),
         file: file.to_path_buf(),
         line: name.line,

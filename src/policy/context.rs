@@ -17,7 +17,6 @@ use std::cell::{OnceCell, RefCell};
 use std::collections::BTreeMap;
 use std::fmt::Display;
 use std::ops::Range;
-use std::rc::Rc;
 
 use kube::core::DynamicObject;
 use serde::{Serialize, Serializer};
@@ -40,14 +39,27 @@ pub struct Context<'a> {
     json: OnceCell<Value>,
     /// Selections already made, by path: policies read the same few paths
     /// many times (`facts.node.name` five times in one remediation,
-    /// `facts.node.fenced` in three policies). A short list beats a map here.
-    selected: RefCell<Vec<Selected>>,
+    /// `facts.node.fenced` in three policies).
+    selected: RefCell<Selections>,
     /// Template holes already written, by path.
     texts: RefCell<Texts>,
 }
 
-/// A path and the values it selected.
-type Selected = (PathKey, Rc<[Value]>);
+/// The values of every path selected so far, in one list: no allocation
+/// per path, and a short list beats a map here.
+#[derive(Default)]
+struct Selections {
+    values: Vec<Value>,
+    /// Path and its values' range in `values`.
+    memo: Vec<(PathKey, Range<usize>)>,
+}
+
+impl Selections {
+    fn get(&self, path: PathKey) -> Option<&[Value]> {
+        let (_, range) = self.memo.iter().find(|(p, _)| *p == path)?;
+        Some(&self.values[range.clone()])
+    }
+}
 
 /// The text of each hole written so far, in one buffer.
 #[derive(Default)]
@@ -58,7 +70,7 @@ struct Texts {
 }
 
 enum Source<'a> {
-    Typed(Box<Document<'a>>),
+    Typed(Document<'a>),
     /// A ready JSON document (unit tests, hand-built contexts).
     Json(&'a Value),
 }
@@ -167,11 +179,14 @@ impl<'a> Context<'a> {
             now: input.now,
         };
         Self {
-            source: Source::Typed(Box::new(document)),
+            source: Source::Typed(document),
             json: OnceCell::new(),
             // Sized for the shipped policies (about 15 paths and 10 holes
             // per request) so that neither grows one step at a time.
-            selected: RefCell::new(Vec::with_capacity(16)),
+            selected: RefCell::new(Selections {
+                values: Vec::with_capacity(16),
+                memo: Vec::with_capacity(16),
+            }),
             texts: RefCell::new(Texts {
                 text: String::with_capacity(512),
                 memo: Vec::with_capacity(16),
@@ -203,7 +218,7 @@ impl<'a> Context<'a> {
                         self.json.get_or_init(|| {
                             // Strings, numbers, bools and string-keyed maps cannot
                             // fail to serialize; a failure reads as an empty document.
-                            serde_json::to_value(document.as_ref()).unwrap_or(Value::Null)
+                            serde_json::to_value(document).unwrap_or(Value::Null)
                         })
                     },
                 )
@@ -212,48 +227,40 @@ impl<'a> Context<'a> {
         }
     }
 
-    /// The non-null values at `plan`, selected once per evaluation: `path`
-    /// is the key of the text `plan` was compiled from (the document never
-    /// changes during an evaluation, so the same path always selects the same).
-    pub fn select_once(&self, path: PathKey, plan: &Plan) -> Rc<[Value]> {
-        if let Some((_, values)) = self.selected.borrow().iter().find(|(p, _)| *p == path) {
-            return Rc::clone(values);
+    /// `with` the non-null values at `plan`, selected once per evaluation:
+    /// `path` is the key of the text `plan` was compiled from (the document
+    /// never changes during an evaluation, so the same path always selects
+    /// the same). `with` must not select through this context.
+    pub fn with_selected<R>(
+        &self,
+        path: PathKey,
+        plan: &Plan,
+        with: impl FnOnce(&[Value]) -> R,
+    ) -> R {
+        if let Some(values) = self.selected.borrow().get(path) {
+            return with(values);
         }
-        let values = self.select_shared(plan);
-        self.selected.borrow_mut().push((path, Rc::clone(&values)));
-        values
+        let mut selected = self.selected.borrow_mut();
+        let start = selected.values.len();
+        self.select_into(plan, &mut selected.values);
+        let end = selected.values.len();
+        selected.memo.push((path, start..end));
+        with(&selected.values[start..end])
     }
 
-    /// The non-null values at `plan`. Typed values go straight into the
-    /// shared slice: most paths select one, and collecting them in a `Vec`
-    /// first cost a second allocation and copy.
-    fn select_shared(&self, plan: &Plan) -> Rc<[Value]> {
-        if let Source::Typed(document) = &self.source {
-            let mut first = None;
-            let mut more = Vec::new();
-            let typed = document.reach_typed(plan, &mut |value| {
-                if value.is_null() {
-                    return;
+    /// Append the non-null values at `plan`. Typed values go straight into
+    /// the list, without a `Vec` of their own.
+    fn select_into(&self, plan: &Plan, out: &mut Vec<Value>) {
+        if let Source::Typed(document) = &self.source
+            && document.reach_typed(plan, &mut |value| {
+                if !value.is_null() {
+                    out.push(value.to_json());
                 }
-                match first {
-                    None => first = Some(value.to_json()),
-                    Some(_) => more.push(value.to_json()),
-                }
-            });
-            if typed {
-                return match first {
-                    None => Rc::new([]),
-                    Some(one) if more.is_empty() => Rc::new([one]),
-                    Some(one) => {
-                        more.insert(0, one);
-                        more.into()
-                    }
-                };
-            }
+            })
+        {
+            return;
         }
-        let mut values = self.select(plan);
-        values.retain(|v| !v.is_null());
-        values.into()
+        out.extend(self.select(plan).into_iter().filter(|v| !v.is_null()));
     }
 
     /// Append the non-null values at `plan` as a message shows them (each
@@ -289,7 +296,7 @@ impl<'a> Context<'a> {
     /// the document has them so. A path already selected is read from the
     /// memo; one not yet selected is not added to it.
     fn visit(&self, path: PathKey, plan: &Plan, visit: &mut dyn FnMut(&dyn Walk)) {
-        if let Some((_, values)) = self.selected.borrow().iter().find(|(p, _)| *p == path) {
+        if let Some(values) = self.selected.borrow().get(path) {
             return values.iter().for_each(|v| visit(v));
         }
         let mut non_null = |value: &dyn Walk| {

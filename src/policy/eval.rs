@@ -108,11 +108,16 @@ pub(crate) fn evaluate(policies: &[Policy], input: &EvalInput<'_>) -> Decision {
                 std::mem::take(&mut missing),
             );
             // Selectors decide applicability; only conditions explain a decision.
-            let applies = Verdict {
-                because: String::new(),
-                ..applies.clone()
+            let verdict = match applies.truth {
+                Truth::True => conditions,
+                _ => Verdict::and([
+                    Verdict {
+                        because: String::new(),
+                        ..applies.clone()
+                    },
+                    conditions,
+                ]),
             };
-            let verdict = Verdict::and([applies, conditions]);
             if let Some(f) = fire(policy, rule, verdict) {
                 fired.push(f);
             }
@@ -198,7 +203,7 @@ fn assemble(input: &EvalInput<'_>, scope: &Scope<'_>, fired: Vec<Fired<'_>>) -> 
     let mut warnings = Vec::new();
     match (&glass, member) {
         (Some(reason), true) => {
-            let overridden: Vec<&str> = denials.iter().map(|f| f.outcome.policy.as_str()).collect();
+            let overridden: Vec<&str> = denials.iter().map(|f| &*f.outcome.policy).collect();
             decision.allowed = true;
             decision.record = true;
             decision.break_glass = Some(reason.clone());
@@ -241,7 +246,7 @@ fn assemble(input: &EvalInput<'_>, scope: &Scope<'_>, fired: Vec<Fired<'_>>) -> 
     } else {
         // A policy that denied already explains itself; its Warn rules would
         // describe an outcome (a stripped finalizer) that is not happening.
-        let denied_by = |policy: &str| denials.iter().any(|d| d.outcome.policy == policy);
+        let denied_by = |policy: &str| denials.iter().any(|d| *d.outcome.policy == *policy);
         for f in fired
             .iter()
             .filter(|f| f.outcome.action == Action::Warn && !denied_by(&f.outcome.policy))
@@ -286,7 +291,7 @@ fn break_glass_reason(request: &crate::admission::Request) -> Option<String> {
                 .as_ref()?
                 .get(BREAK_GLASS_ANNOTATION)?
                 .trim();
-            (!reason.is_empty()).then(|| message::clean_warning(reason))
+            (!reason.is_empty()).then(|| message::clean_warning(reason).into_owned())
         })
 }
 
@@ -298,7 +303,6 @@ fn denial_message(
     denials: &[&Fired<'_>],
     refused_glass: bool,
 ) -> String {
-    // `write!` to a `String` cannot fail.
     let intent = input.intent;
     // Sized up front: the message runs to kilobytes, and grown from empty
     // it is copied half a dozen times.
@@ -320,19 +324,29 @@ fn denial_message(
         }
         f.write_remediation(scope, &mut text);
     }
-    let group = &input.settings.break_glass_group;
-    let _ = if refused_glass {
-        write!(
-            text,
-            "\nThe object carries {BREAK_GLASS_ANNOTATION}, but {} is not in group {group}, so break-glass does not apply.",
-            intent.requester.username
-        )
+    // Pushed piece by piece, as `push_request` is.
+    let group = input.settings.break_glass_group.as_str();
+    let user = intent.requester.username.as_str();
+    let closing: &[&str] = if refused_glass {
+        &[
+            "\nThe object carries ",
+            BREAK_GLASS_ANNOTATION,
+            ", but ",
+            user,
+            " is not in group ",
+            group,
+            ", so break-glass does not apply.",
+        ]
     } else {
-        write!(
-            text,
-            "\nEmergency only: annotate the object {BREAK_GLASS_ANNOTATION}=\"<reason>\" and retry as a member of {group}."
-        )
+        &[
+            "\nEmergency only: annotate the object ",
+            BREAK_GLASS_ANNOTATION,
+            "=\"<reason>\" and retry as a member of ",
+            group,
+            ".",
+        ]
     };
+    closing.iter().for_each(|part| text.push_str(part));
     text
 }
 

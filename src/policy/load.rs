@@ -178,7 +178,7 @@ fn duplicates(policies: &[Policy]) -> Vec<Finding> {
     let mut first: BTreeMap<&str, &Policy> = BTreeMap::new();
     let mut findings = Vec::new();
     for policy in policies {
-        match first.get(policy.name.as_str()) {
+        match first.get(&*policy.name) {
             Some(original) => findings.push(Finding {
                 file: policy.file.clone(),
                 line: policy.line,
@@ -230,7 +230,7 @@ spec:
         let (policies, findings) = check_text(Path::new("p.yaml"), GOOD);
         assert!(findings.is_empty(), "{findings:?}");
         assert_eq!(policies.len(), 1);
-        assert_eq!(policies[0].name, "node-alive");
+        assert_eq!(&*policies[0].name, "node-alive");
         assert_eq!(policies[0].line, 4);
     }
 
@@ -311,7 +311,7 @@ spec:
         );
         std::fs::remove_file(&b).expect("rm");
         let policies = load_files(&policy_files(dir.path()).expect("list")).expect("loads");
-        let names: Vec<&str> = policies.iter().map(|p| p.name.as_str()).collect();
+        let names: Vec<&str> = policies.iter().map(|p| &*p.name).collect();
         assert_eq!(names, vec!["node-alive", "other"]);
     }
 

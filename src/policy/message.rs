@@ -6,6 +6,8 @@
 //! Holes are parsed when the policy loads, so a typo is a load error with a
 //! location, not a broken message at 3 a.m.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
 use super::condition::{self, Scope, Selection};
@@ -187,7 +189,7 @@ fn push_joined(out: &mut String, values: &[Value]) {
 
 /// One warning as kube-apiserver accepts it: no control characters (it is
 /// an HTTP header value), spaces condensed, and at most 256 runes.
-pub fn clean_warning(text: &str) -> String {
+pub fn clean_warning(text: &str) -> Cow<'_, str> {
     // Printable ASCII, the usual case, has spaces for its only whitespace
     // and no control characters: no chars to decode.
     let plain = is_printable_ascii(text);
@@ -198,7 +200,7 @@ pub fn clean_warning(text: &str) -> String {
         text.trim_matches(|c: char| c.is_whitespace() || c.is_control())
     };
     if text.contains("  ") || (!plain && text.contains(|c: char| c.is_control())) {
-        truncate_runes(&condense_spaces(text), MAX_WARNING_RUNES)
+        Cow::Owned(truncate_runes(&condense_spaces(text), MAX_WARNING_RUNES).into_owned())
     } else {
         truncate_runes(text, MAX_WARNING_RUNES)
     }
@@ -223,7 +225,12 @@ fn condense_spaces(text: &str) -> String {
 pub fn fit_warnings(warnings: impl IntoIterator<Item = String>) -> Vec<String> {
     let mut cleaned: Vec<String> = Vec::new();
     for w in warnings {
-        let w = clean_warning(&w);
+        // Kept as it is when already clean (the usual case), not copied.
+        let changed = match clean_warning(&w) {
+            Cow::Borrowed(clean) if clean.len() == w.len() => None,
+            clean => Some(clean.into_owned()),
+        };
+        let w = changed.unwrap_or(w);
         if !w.is_empty() && !cleaned.contains(&w) {
             cleaned.push(w);
         }
@@ -345,7 +352,7 @@ mod tests {
     #[test]
     fn warnings_respect_api_server_limits() {
         let long = "x".repeat(300);
-        let w = clean_warning(&format!("line one\nline two {long}"));
+        let w = clean_warning(&format!("line one\nline two {long}")).into_owned();
         assert_eq!(w.chars().count(), MAX_WARNING_RUNES);
         assert!(w.starts_with("line one line two"));
         assert!(!w.contains('\n'));
@@ -373,7 +380,7 @@ mod tests {
 
     #[test]
     fn multibyte_truncation_counts_runes() {
-        let w = clean_warning(&"é".repeat(400));
+        let w = clean_warning(&"é".repeat(400)).into_owned();
         assert_eq!(w.chars().count(), MAX_WARNING_RUNES);
     }
 

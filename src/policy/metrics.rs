@@ -109,14 +109,14 @@ impl PolicyMetrics {
                 slots[slot]
                     .get_or_init(|| {
                         self.outcomes.get_or_create_owned(&OutcomeLabels {
-                            policy: outcome.policy.clone(),
+                            policy: outcome.policy.to_string(),
                             action,
                             unknown: if outcome.unknown { "true" } else { "false" },
                         })
                     })
                     .inc();
             };
-            match self.by_policy.load().get(outcome.policy.as_str()) {
+            match self.by_policy.load().get(&*outcome.policy) {
                 Some(slots) => count(slots),
                 None => count(&self.slots_for(&outcome.policy)),
             }
@@ -169,7 +169,7 @@ mod tests {
 
     fn fired(policy: &str, action: Action, unknown: bool) -> crate::decision::PolicyOutcome {
         crate::decision::PolicyOutcome {
-            policy: policy.to_owned(),
+            policy: policy.into(),
             action,
             fact: String::new(),
             unknown,

@@ -99,7 +99,7 @@ impl PolicySet {
 
     /// Policy names, sorted.
     pub fn names(&self) -> Vec<&str> {
-        self.policies.iter().map(|p| p.name.as_str()).collect()
+        self.policies.iter().map(|p| &*p.name).collect()
     }
 
     pub fn len(&self) -> usize {

@@ -131,7 +131,7 @@ async fn handle(
     endpoint: Endpoint,
     headers: &HeaderMap,
     body: Body,
-) -> Result<Admitted, Failure> {
+) -> Result<Box<Admitted>, Failure> {
     check_content_type(headers).map_err(Failure::Bad)?;
     check_declared_length(headers, state.body_limit).map_err(Failure::Bad)?;
     // Closed only if the semaphore is closed, which we never do.

@@ -8,7 +8,6 @@
 //! a pod that is not in a StatefulSet at all.
 
 use std::collections::BTreeMap;
-use std::rc::Rc;
 
 use serde_json::Value;
 
@@ -338,24 +337,22 @@ impl Condition {
             Kind::Test {
                 selection,
                 operator,
-            } => match selection.values(scope) {
-                Err(why) => {
-                    missing.push(why);
-                    Truth::Unknown
-                }
-                Ok(values) => {
-                    let lead = |because: &mut String| {
-                        start_part(because);
-                        because.push_str(selection.display());
-                        because.push(' ');
-                    };
-                    if operator.explain(&values, because, lead) {
-                        Truth::True
-                    } else {
-                        Truth::False
+            } => {
+                let lead = |because: &mut String| {
+                    start_part(because);
+                    because.push_str(selection.display());
+                    because.push(' ');
+                };
+                match selection.with_values(scope, |values| operator.explain(values, because, lead))
+                {
+                    Err(why) => {
+                        missing.push(why);
+                        Truth::Unknown
                     }
+                    Ok(true) => Truth::True,
+                    Ok(false) => Truth::False,
                 }
-            },
+            }
         };
         if truth != Truth::True {
             because.truncate(mark);
@@ -438,11 +435,16 @@ impl Selection {
         }
     }
 
-    /// The selected values (nulls dropped), or why they cannot be known.
-    pub fn values(&self, scope: &Scope<'_>) -> Result<Rc<[Value]>, Missing> {
+    /// `with` the selected values (nulls dropped), or why they cannot be
+    /// known.
+    pub fn with_values<R>(
+        &self,
+        scope: &Scope<'_>,
+        with: impl FnOnce(&[Value]) -> R,
+    ) -> Result<R, Missing> {
         self.known(scope)?;
         let (key, plan) = self.plan();
-        Ok(scope.context.select_once(key, plan))
+        Ok(scope.context.with_selected(key, plan, with))
     }
 
     /// Append the selected values as a message shows them (see

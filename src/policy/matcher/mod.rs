@@ -69,6 +69,9 @@ impl Matcher {
         if self.exclude.covers(&intent.requester, namespace) {
             return Verdict::no();
         }
+        if self.namespace_selector.is_none() && self.object_selector.is_none() {
+            return Verdict::yes(String::new());
+        }
         let mut verdicts = Vec::new();
         if let Some(selector) = &self.namespace_selector {
             verdicts.push(match namespace_labels(intent, scope) {
