@@ -105,10 +105,11 @@ impl Engine {
 
     /// Decode, classify, gather facts, evaluate, record, encode.
     ///
-    /// Boxed, as what waits for the record is: the server's layers
-    /// (timeout, panic guard, error mapping) each move their result, and
-    /// holding the request, facts and decision across the await made this
-    /// future kilobytes, copied whole on every move up the stack.
+    /// The result is boxed, and so is what waits for a record: the
+    /// server's layers (timeout, panic guard, error mapping) move the
+    /// result as they pass it up, and a future that held the request,
+    /// facts and decision across its await was kilobytes, copied whole
+    /// each time a layer wrapped it.
     pub async fn admit(&self, body: &[u8], endpoint: Endpoint) -> Result<Box<Admitted>, BadReview> {
         // All but writing a record runs before the first await.
         let (pending, spec) = match self.admit_now(body, endpoint)? {
