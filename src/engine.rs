@@ -151,13 +151,18 @@ impl Engine {
             metrics.observe(&decision);
         }
         let (decision, record, patch) = match endpoint {
-            Endpoint::Mutate => mutation(&intent, &request, decision),
+            Endpoint::Mutate => mutation(&intent, &facts, &request, decision),
             Endpoint::Validate if !decision.allowed || !decision.record || intent.dry_run => {
                 (decision, None, None)
             }
-            Endpoint::Validate => {
-                let name = cleanup::planned_record_name(&intent, &facts);
-                if !self.recorder.found(&name) {
+            Endpoint::Validate => match crate::record_name::of_facts(&facts) {
+                // Only an object the cluster view vouches for is recorded.
+                None => {
+                    let reason = unidentified(&facts);
+                    (record_failed(decision, &self.settings, &reason), None, None)
+                }
+                Some(name) if self.recorder.found(&name) => (decision, Some(name), None),
+                Some(_) => {
                     let spec = cleanup::plan(&intent, &facts, &decision, Timestamp::now());
                     let pending = Pending {
                         request,
@@ -166,8 +171,7 @@ impl Engine {
                     };
                     return Ok(Next::Record(Box::new(pending), Box::new(spec)));
                 }
-                (decision, Some(name), None)
-            }
+            },
         };
         Ok(Next::Answer(answer(
             &mut request,
@@ -242,6 +246,7 @@ fn answer(
 /// finalize with the name of its (deterministic) cleanup record.
 fn mutation(
     intent: &Intent,
+    facts: &Facts,
     request: &Request,
     decision: Decision,
 ) -> (Decision, Option<String>, Option<json_patch::Patch>) {
@@ -263,13 +268,21 @@ fn mutation(
             None,
         );
     }
-    match intent.target.uid.as_deref().map(cleanup::record_name) {
+    match crate::record_name::of_facts(facts) {
         Some(name) => {
             let patch = cleanup::annotation_patch(request, &name);
             (allowed, Some(name), patch)
         }
         None => (allowed, None, None),
     }
+}
+
+/// Why the request's object has no identity to name a record from.
+fn unidentified(facts: &Facts) -> String {
+    facts.unknown.get("identity").map_or_else(
+        || "the object is not in forcegate's view of the cluster".to_owned(),
+        |why| why.reason.clone(),
+    )
 }
 
 fn record_failed(mut decision: Decision, settings: &Settings, reason: &str) -> Decision {

@@ -10,6 +10,7 @@ use serde::Serialize;
 use crate::admission::Request;
 
 pub mod actors;
+pub mod match_conditions;
 mod object;
 
 /// The object a request acts on, as the API server named it.
@@ -57,20 +58,24 @@ pub enum SystemActor {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase", tag = "type")]
 pub enum IntentKind {
-    /// A grace-0 DELETE of a pod the kubelet would otherwise finish gracefully.
+    /// A grace-0 DELETE of a pod the kubelet would otherwise finish
+    /// gracefully, or a `pods/status` UPDATE that marks such a pod
+    /// Succeeded/Failed (the API server then deletes it with grace 0:
+    /// `target.subresource` is `status`).
     ForceDelete {
         /// The pod already had a deletionTimestamp (re-deleted with grace 0).
         already_terminating: bool,
     },
     /// `pods/eviction` CREATE whose deleteOptions ask for grace 0.
     Eviction,
-    /// An UPDATE (including `pods/status`) that removes finalizers.
+    /// An UPDATE that removes `metadata.finalizers`, through the object, its
+    /// `status` subresource or `namespaces/finalize`.
     FinalizerRemoval {
         removed: Vec<String>,
         /// The object already has a deletionTimestamp.
         deleting: bool,
     },
-    /// UPDATE on `namespaces/finalize` that removes `spec.finalizers`.
+    /// UPDATE on `namespaces/finalize` that removes `spec.finalizers` only.
     NamespaceFinalize { removed: Vec<String> },
     /// The kubelet, pod GC or an owning controller doing its own job.
     SystemFinalization { actor: SystemActor },
@@ -150,6 +155,7 @@ fn kind_of(request: &Request, requester: &Requester) -> IntentKind {
         (Operation::Update, "namespaces", "finalize") if core => {
             namespace_finalize(request, requester)
         }
+        (Operation::Update, "pods", "status") if core => pod_status(request, requester),
         (Operation::Update, _, _) => finalizer_update(request, requester),
         (operation, _, _) => not_gated(format!(
             "{operation:?} of {} is not a deletion",
@@ -214,38 +220,114 @@ fn eviction(request: &Request) -> IntentKind {
     }
 }
 
-/// `PUT namespaces/<ns>/finalize` changes only `spec.finalizers`.
+/// `PUT namespaces/<ns>/finalize` persists `spec.finalizers` and
+/// `metadata.finalizers` alike. Dropping only spec entries is a namespace
+/// finalize; dropping any metadata entry is a finalizer removal (every
+/// removed entry listed), so the policies for metadata finalizers apply
+/// whichever route took them.
 fn namespace_finalize(request: &Request, requester: &Requester) -> IntentKind {
     let old = object::finalizers(request.old_object.as_ref(), &["spec", "finalizers"]);
     let new = object::finalizers(request.object.as_ref(), &["spec", "finalizers"]);
-    let removed = object::removed(&old, &new);
-    if removed.is_empty() {
-        return not_gated("namespaces/finalize removes no spec.finalizers");
-    }
-    let owners = [actors::NAMESPACE_SPEC_FINALIZER_OWNER];
-    match actors::owning_controller(requester, &removed, &owners) {
-        Some(actor) => IntentKind::SystemFinalization { actor },
-        None => IntentKind::NamespaceFinalize { removed },
+    let spec_removed = object::removed(&old, &new);
+    let metadata_removed = removed_metadata_finalizers(request);
+    let spec_owner = [actors::NAMESPACE_SPEC_FINALIZER_OWNER];
+    let spec_actor = actors::owning_controller(requester, &spec_removed, &spec_owner);
+    let metadata_actor = actors::owning_controller(
+        requester,
+        &metadata_removed,
+        actors::METADATA_FINALIZER_OWNERS,
+    );
+    let system = |actor| IntentKind::SystemFinalization { actor };
+    match (spec_removed.is_empty(), metadata_removed.is_empty()) {
+        (true, true) => not_gated("namespaces/finalize removes no finalizers"),
+        (false, true) => spec_actor.map_or(
+            IntentKind::NamespaceFinalize {
+                removed: spec_removed,
+            },
+            system,
+        ),
+        (true, false) => metadata_actor.map_or_else(
+            || IntentKind::FinalizerRemoval {
+                removed: metadata_removed,
+                deleting: is_deleting(request),
+            },
+            system,
+        ),
+        (false, false) => match (spec_actor, metadata_actor) {
+            (Some(actor), Some(_)) => system(actor),
+            _ => IntentKind::FinalizerRemoval {
+                removed: [metadata_removed, spec_removed].concat(),
+                deleting: is_deleting(request),
+            },
+        },
     }
 }
 
-/// Any UPDATE (including `pods/status`) that drops `metadata.finalizers`.
-fn finalizer_update(request: &Request, requester: &Requester) -> IntentKind {
-    let (Some(old), Some(new)) = (request.old_object.as_ref(), request.object.as_ref()) else {
-        return not_gated("UPDATE without object and oldObject");
+/// A `pods/status` UPDATE that moves a scheduled pod to Succeeded/Failed
+/// tells the API server the kubelet is done: the next delete of the pod is
+/// a grace-0 delete that no webhook sees as forced. Only the pod's own
+/// kubelet and the pod GC / node lifecycle controllers do that as their
+/// job; anyone else is gated as a force delete of the pod. Any other
+/// status update is a finalizer removal or nothing.
+fn pod_status(request: &Request, requester: &Requester) -> IntentKind {
+    let old = request.old_object.as_ref();
+    let was_terminal = old.and_then(object::terminal_phase).is_some();
+    let now_terminal = request.object.as_ref().and_then(object::terminal_phase);
+    let (Some(phase), false) = (now_terminal, was_terminal) else {
+        return finalizer_update(request, requester);
     };
-    let before = old.metadata.finalizers.clone().unwrap_or_default();
-    let after = new.metadata.finalizers.clone().unwrap_or_default();
-    let removed = object::removed(&before, &after);
+    let node = old.and_then(|pod| object::str_at(pod, &["spec", "nodeName"]));
+    if node.is_none() {
+        return not_gated(format!(
+            "pod is not scheduled to a node: marking it {phase} stops nothing"
+        ));
+    }
+    if let Some(actor) = actors::pod_status_finisher(requester, node) {
+        return IntentKind::SystemFinalization { actor };
+    }
+    IntentKind::ForceDelete {
+        already_terminating: is_deleting(request),
+    }
+}
+
+/// Any UPDATE (of the object or its `status` subresource, which persists
+/// metadata too) that drops `metadata.finalizers`.
+fn finalizer_update(request: &Request, requester: &Requester) -> IntentKind {
+    if request.old_object.is_none() || request.object.is_none() {
+        return not_gated("UPDATE without object and oldObject");
+    }
+    let removed = removed_metadata_finalizers(request);
     if removed.is_empty() {
         return not_gated("UPDATE removes no finalizers");
     }
-    let deleting =
-        old.metadata.deletion_timestamp.is_some() || new.metadata.deletion_timestamp.is_some();
     match actors::owning_controller(requester, &removed, actors::METADATA_FINALIZER_OWNERS) {
         Some(actor) => IntentKind::SystemFinalization { actor },
-        None => IntentKind::FinalizerRemoval { removed, deleting },
+        None => IntentKind::FinalizerRemoval {
+            removed,
+            deleting: is_deleting(request),
+        },
     }
+}
+
+/// `metadata.finalizers` of oldObject missing from object.
+fn removed_metadata_finalizers(request: &Request) -> Vec<String> {
+    let finalizers = |object: Option<&kube::core::DynamicObject>| {
+        object
+            .and_then(|o| o.metadata.finalizers.clone())
+            .unwrap_or_default()
+    };
+    object::removed(
+        &finalizers(request.old_object.as_ref()),
+        &finalizers(request.object.as_ref()),
+    )
+}
+
+/// Either version of the object carries a deletionTimestamp.
+fn is_deleting(request: &Request) -> bool {
+    [&request.old_object, &request.object]
+        .into_iter()
+        .flatten()
+        .any(|o| o.metadata.deletion_timestamp.is_some())
 }
 
 fn not_gated(reason: impl Into<String>) -> IntentKind {
@@ -304,14 +386,10 @@ fn target_of(request: &Request) -> ObjectRef {
             .filter(|ns| !ns.is_empty())
             .or_else(|| existing.and_then(|o| o.metadata.namespace.clone()))
     };
+    // An Eviction names its pod's UID only as a precondition the caller
+    // chose: the pod's identity comes from the cluster view instead.
     let uid = if is_eviction {
-        request
-            .object
-            .as_ref()
-            .and_then(|eviction| {
-                object::str_at(eviction, &["deleteOptions", "preconditions", "uid"])
-            })
-            .map(str::to_owned)
+        None
     } else {
         existing.and_then(|o| o.metadata.uid.clone())
     };

@@ -16,6 +16,7 @@ pub mod facts;
 pub mod intent;
 pub mod json_string;
 pub mod policy;
+pub mod record_name;
 pub mod server;
 pub mod telemetry;
 pub mod testsuite;

@@ -380,9 +380,14 @@ fn eviction_reads_the_pod_from_the_view() {
     assert_eq!(facts.pod.expect("pod").name, "db-0");
 }
 
+/// The request's pod must be the cluster's: a review naming another
+/// incarnation (a same-name replacement, or a forged oldObject) leaves the
+/// pod, and the identity records are named from, Unknown.
 #[test]
-fn the_request_object_wins_over_a_same_name_replacement() {
-    let target = target("Pod", "pods", Some("data"), "db-1");
+fn a_request_pod_the_cluster_does_not_hold_is_unknown() {
+    // As classify names it: the UID of the request's oldObject.
+    let mut target = target("Pod", "pods", Some("data"), "db-1");
+    target.uid = Some("old-incarnation".into());
     let old = json!({
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": "db-1", "namespace": "data", "uid": "old-incarnation",
@@ -390,21 +395,40 @@ fn the_request_object_wins_over_a_same_name_replacement() {
         "spec": {"containers": [{"name": "postgres"}], "nodeName": "worker-3"},
         "status": {"phase": "Running", "podIP": "10.244.3.99"}
     });
-    let req = request("DELETE", &target, Some(old), None);
+    let req = request("DELETE", &target, Some(old.clone()), None);
     let intent = intent(
         IntentKind::ForceDelete {
             already_terminating: false,
         },
-        target,
+        target.clone(),
     );
     let facts = facts::gather(&intent, &req, &example(), now());
-    let pod = facts.pod.expect("pod");
-    assert_eq!(pod.uid, "old-incarnation");
-    assert!(
-        facts.node.expect("node").fenced,
-        "worker-3, not db-1's current node"
+    assert!(facts.pod.is_none() && facts.identity.is_none(), "{facts:?}");
+    let why = &facts.unknown["pod"].reason;
+    assert!(why.contains("uid old-incarnation"), "{why}");
+    assert!(facts.unknown["identity"].reason.contains("old-incarnation"));
+
+    // The right UID on the wrong node is refused too.
+    let mut unnamed = intent.clone();
+    unnamed.target.uid = None;
+    let cached = facts::gather(
+        &unnamed,
+        &request("DELETE", &target, None, None),
+        &example(),
+        now(),
     );
-    assert!(!facts.endpoints.expect("endpoints").referenced);
+    let real_uid = cached.pod.expect("the cached pod").uid;
+    let mut moved = old;
+    moved["metadata"]["uid"] = json!(real_uid);
+    let intent_with_uid = {
+        let mut intent = intent.clone();
+        intent.target.uid = Some(real_uid.clone());
+        intent
+    };
+    let req = request("DELETE", &intent_with_uid.target, Some(moved), None);
+    let facts = facts::gather(&intent_with_uid, &req, &example(), now());
+    assert!(facts.pod.is_none(), "{facts:?}");
+    assert!(facts.unknown["pod"].reason.contains("node worker-3"));
 }
 
 #[test]

@@ -84,110 +84,18 @@ pub trait Recorder: Send + Sync {
     }
 }
 
-/// Record name derived from the deleted object's UID (idempotent across retries).
-///
-/// UIDs are lowercase UUIDs, so this is `fd-<uid>`. Anything that would not
-/// be a DNS-1123 subdomain is sanitized and suffixed with a hash of the
-/// original, so distinct inputs keep distinct names and the result is stable.
-pub fn record_name(uid: &str) -> String {
-    let mut plain = String::with_capacity("fd-".len() + uid.len());
-    plain.push_str("fd-");
-    plain.push_str(uid);
-    if is_dns1123_subdomain(&plain) {
-        return plain;
-    }
-    const MAX: usize = 253;
-    let suffix = format!("-{:016x}", fnv1a64(uid.as_bytes()));
-    let mut body: String = uid
-        .chars()
-        .map(|c| c.to_ascii_lowercase())
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
-    body.truncate(MAX - "fd-".len() - suffix.len());
-    format!("fd-{body}{suffix}")
-}
+pub use crate::record_name::record_name;
 
 /// The record name for a spec: from the UID, or (UID unknown, which the API
 /// server never sends for an existing object) from kind, namespace and name.
 pub fn record_name_for(spec: &ForceDeletionSpec) -> String {
     let object = &spec.object;
-    name_of(
+    crate::record_name::of_object(
         object.uid.as_deref(),
         &object.resource,
         object.namespace.as_deref(),
         &object.name,
     )
-}
-
-/// The name of the record [`plan`] would plan, without planning it.
-pub fn planned_record_name(intent: &Intent, facts: &Facts) -> String {
-    let target = &intent.target;
-    name_of(
-        planned_uid(intent, facts),
-        &target.resource,
-        target.namespace.as_deref(),
-        &target.name,
-    )
-}
-
-/// The UID a record names: the object's, or for an eviction (whose request
-/// carries no pod) the pod's.
-fn planned_uid<'a>(intent: &'a Intent, facts: &'a Facts) -> Option<&'a str> {
-    (intent.target.uid.as_deref())
-        .or(facts.pod.as_ref().map(|p| p.uid.as_str()))
-        .filter(|uid| !uid.is_empty())
-}
-
-fn name_of(uid: Option<&str>, resource: &str, namespace: Option<&str>, name: &str) -> String {
-    match uid.filter(|u| !u.is_empty()) {
-        Some(uid) => record_name(uid),
-        None => record_name(&format!("{resource}/{}/{name}", namespace.unwrap_or(""))),
-    }
-}
-
-/// RFC 1123 subdomain: `.`-separated labels of `[a-z0-9-]`, alphanumeric at
-/// both ends, 253 characters at most. One pass over the bytes, sixteen at
-/// a time for a single label: every allowed force deletion names its
-/// record, so this runs per decision.
-pub fn is_dns1123_subdomain(name: &str) -> bool {
-    let bytes = name.as_bytes();
-    let (Some(&first), Some(&last)) = (bytes.first(), bytes.last()) else {
-        return false;
-    };
-    if bytes.len() > 253 {
-        return false;
-    }
-    // One label, the usual case (`fd-<uid>`): a branch-free fold that LLVM
-    // vectorizes, where the walk below branches on every byte.
-    let one_label = (bytes.iter()).fold(true, |ok, &b| {
-        ok & (b.is_ascii_lowercase() | b.is_ascii_digit() | (b == b'-'))
-    });
-    if one_label {
-        return first != b'-' && last != b'-';
-    }
-    // The byte before; `.` at the start, so a label may not open with `-`.
-    let mut before = b'.';
-    for &byte in name.as_bytes() {
-        let fits = match byte {
-            b'a'..=b'z' | b'0'..=b'9' => true,
-            b'-' => before != b'.',
-            b'.' => before != b'.' && before != b'-',
-            _ => false,
-        };
-        if !fits {
-            return false;
-        }
-        before = byte;
-    }
-    before != b'-' && before != b'.'
-}
-
-/// Stable across builds and platforms (unlike `DefaultHasher`), so sanitized
-/// names never change between releases.
-fn fnv1a64(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, b| {
-        (hash ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
 }
 
 /// What to record for an allowed force deletion. Pure.
@@ -281,7 +189,7 @@ pub fn plan(
             subresource: target.subresource.clone(),
             namespace: target.namespace.clone().filter(|ns| !ns.is_empty()),
             name: target.name.clone(),
-            uid: planned_uid(intent, facts).map(str::to_owned),
+            uid: facts.identity.as_ref().map(|identity| identity.uid.clone()),
         },
         action: recorded_action(&intent.kind),
         node,

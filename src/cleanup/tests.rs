@@ -7,78 +7,12 @@ use serde_json::json;
 use super::*;
 use crate::decision::{Action, PolicyOutcome};
 use crate::facts::{
-    AttachmentFacts, ClaimVolume, JobFacts, LeaderFacts, LeaseFacts, OwnerFacts, OwnerRef,
-    PodFacts, VolumeFacts,
+    AttachmentFacts, ClaimVolume, IdentityFacts, JobFacts, LeaderFacts, LeaseFacts, OwnerFacts,
+    OwnerRef, PodFacts, VolumeFacts,
 };
 use crate::intent::{ObjectRef, Requester};
 
 const UID: &str = "5f0c8a4e-1b7d-4c3e-9a51-7e2f0d6b9c11";
-
-#[test]
-fn record_name_of_a_uid_is_fd_uid() {
-    assert_eq!(record_name(UID), format!("fd-{UID}"));
-    assert!(is_dns1123_subdomain(&record_name(UID)));
-}
-
-#[test]
-fn record_name_sanitizes_deterministically_and_keeps_inputs_apart() {
-    let odd = [
-        "Pod/Default/Web_0",
-        "pod/default/web_0",
-        "",
-        "-",
-        "a..b",
-        &"x".repeat(400),
-        "ünï/cödé",
-    ];
-    let names: Vec<String> = odd.iter().map(|u| record_name(u)).collect();
-    for (input, name) in odd.iter().zip(&names) {
-        assert!(is_dns1123_subdomain(name), "{input:?} -> {name:?}");
-        assert!(name.len() <= 253, "{name}");
-        assert_eq!(&record_name(input), name, "stable for {input:?}");
-    }
-    let distinct: std::collections::BTreeSet<_> = names.iter().collect();
-    assert_eq!(distinct.len(), names.len(), "{names:?}");
-}
-
-#[test]
-fn dns1123_subdomain_rules() {
-    for good in ["fd-a", "a.b-c", "0", &"a".repeat(253)] {
-        assert!(is_dns1123_subdomain(good), "{good}");
-    }
-    for bad in [
-        "",
-        "A",
-        "-a",
-        "a-",
-        "a..b",
-        "a_b",
-        ".a",
-        "a.",
-        "a-.b",
-        "a.-b",
-        &"a".repeat(254),
-    ] {
-        assert!(!is_dns1123_subdomain(bad), "{bad}");
-    }
-}
-
-proptest::proptest! {
-    /// The one-pass check agrees with the rule as written, label by label.
-    #[test]
-    fn dns1123_subdomain_matches_the_label_rule(name in "[a-c0-1.A_-]{0,12}|[a-c0-1-]{0,40}[.A_]?[a-c0-1-]{0,8}") {
-        let by_labels = !name.is_empty()
-            && name.split('.').all(|label| {
-                let bytes = label.as_bytes();
-                bytes.first().is_some_and(u8::is_ascii_alphanumeric)
-                    && bytes.last().is_some_and(u8::is_ascii_alphanumeric)
-                    && bytes
-                        .iter()
-                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
-            });
-        proptest::prop_assert_eq!(is_dns1123_subdomain(&name), by_labels, "{:?}", name);
-    }
-}
 
 fn intent(kind: IntentKind) -> Intent {
     Intent {
@@ -103,6 +37,7 @@ fn intent(kind: IntentKind) -> Intent {
 
 fn facts() -> Facts {
     Facts {
+        identity: Some(IdentityFacts { uid: UID.into() }),
         pod: Some(PodFacts {
             namespace: "db".into(),
             name: "web-0".into(),
@@ -234,56 +169,6 @@ fn plan_of_a_finalizer_strip_keeps_what_was_removed() {
     assert_eq!(spec.action.removed_finalizers, ["example.com/bucket"]);
     assert!(!spec.action.object_deleting);
     assert!(spec.node.is_none() && spec.pod_ips.is_empty() && spec.policies.is_empty());
-}
-
-#[test]
-fn record_name_without_uid_is_stable_per_object() {
-    let mut intent = intent(IntentKind::Eviction);
-    intent.target.uid = None;
-    let spec = plan(
-        &intent,
-        &Facts::default(),
-        &Decision::allow(),
-        Timestamp::UNIX_EPOCH,
-    );
-    let name = record_name_for(&spec);
-    assert!(is_dns1123_subdomain(&name), "{name}");
-    assert_eq!(name, record_name_for(&spec.clone()));
-}
-
-/// The name the engine looks up before planning is the name of the plan:
-/// from the object's UID, the pod's for an eviction, or the object's
-/// coordinates when there is no UID (or an empty one).
-#[test]
-fn planned_record_name_is_the_name_of_the_plan() {
-    let mut eviction = intent(IntentKind::Eviction);
-    eviction.target.uid = None;
-    let mut no_uid = eviction.clone();
-    no_uid.target.name = "web-1".into();
-    let mut empty_uid = no_uid.clone();
-    empty_uid.target.uid = Some(String::new());
-    let deleting = intent(IntentKind::ForceDelete {
-        already_terminating: false,
-    });
-    let cases = [
-        (&deleting, facts(), format!("fd-{UID}")),
-        (&eviction, facts(), format!("fd-{UID}")),
-        (&no_uid, Facts::default(), String::new()),
-        (&empty_uid, Facts::default(), String::new()),
-    ];
-    for (intent, facts, expected) in cases {
-        let spec = plan(intent, &facts, &decision(), Timestamp::UNIX_EPOCH);
-        let name = planned_record_name(intent, &facts);
-        assert_eq!(name, record_name_for(&spec), "{intent:?}");
-        if !expected.is_empty() {
-            assert_eq!(name, expected);
-        }
-    }
-    assert_ne!(
-        planned_record_name(&no_uid, &Facts::default()),
-        planned_record_name(&eviction, &Facts::default()),
-        "objects without a UID keep apart by name"
-    );
 }
 
 fn request(annotations: Option<BTreeMap<String, String>>, with_object: bool) -> Request {

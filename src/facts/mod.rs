@@ -16,6 +16,7 @@ use crate::intent::{Intent, IntentKind};
 
 mod endpoints;
 pub mod finalizers;
+mod identity;
 mod leader;
 mod namespace;
 mod node;
@@ -28,6 +29,10 @@ mod volumes;
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Facts {
+    /// The acted-on object as the cluster view holds it; records are named
+    /// from its UID. Unknown when the view lacks the object or disagrees
+    /// with the request about it.
+    pub identity: Option<IdentityFacts>,
     pub pod: Option<PodFacts>,
     pub node: Option<NodeFacts>,
     pub owners: Option<OwnerFacts>,
@@ -43,6 +48,13 @@ pub struct Facts {
     pub namespace: Option<NamespaceFacts>,
     /// Fact group name (`node`, `leader`, `volumes`, ...) → why it is unknown.
     pub unknown: BTreeMap<String, Unknown>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IdentityFacts {
+    /// `metadata.uid` of the cached object.
+    pub uid: String,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -266,6 +278,9 @@ pub fn gather_for(
     needs: Needs,
 ) -> Facts {
     let mut facts = Facts::default();
+    if intent.kind.is_gated() {
+        identity::gather(&mut facts, intent, view);
+    }
     match &intent.kind {
         IntentKind::ForceDelete { .. } | IntentKind::Eviction => {
             let scope = PodScope::Full { needs };

@@ -1,9 +1,9 @@
 //! Which pod a request is about, and the facts that hang off it.
 //!
-//! For a DELETE or an UPDATE the request's `oldObject` *is* the pod being
-//! acted on, as stored at that instant: fresher than any cache, and it cannot
-//! be confused with a same-name replacement. The view is the fallback (and
-//! the only source for evictions, whose object is an Eviction).
+//! The pod comes from the cluster view, never from the request alone: a
+//! review's `oldObject` is whatever its sender wrote. When the request does
+//! carry the pod, its UID and node must match the cached pod's (a
+//! same-name replacement, or a forged review, makes the pod Unknown).
 
 use std::sync::Arc;
 
@@ -12,7 +12,7 @@ use kube::core::DynamicObject;
 use serde::de::value::MapDeserializer;
 use serde_json::Value;
 
-use super::{Facts, PodFacts, PodScope, endpoints, leader, node, owners, volumes};
+use super::{Facts, PodFacts, PodScope, endpoints, identity, leader, node, owners, volumes};
 use crate::admission::Request;
 use crate::cluster::record::Pod;
 use crate::cluster::{ClusterView, Unknown};
@@ -47,7 +47,6 @@ pub(super) fn gather_for_pod(
         Ok(owners) => facts.owners = Some(owners),
         Err(why) => facts.unknown("owners", why),
     }
-    // A pod read from the request is this decision's own: its strings move.
     let pod_facts = describe(Arc::unwrap_or_clone(pod));
     if let Some(node_name) = pod_facts.node_name.as_deref() {
         match node::gather(node_name, view, now) {
@@ -74,26 +73,30 @@ pub(super) fn gather_for_pod(
     facts.pod = Some(pod_facts);
 }
 
-/// The pod from the request when it carries it, else from the view.
+/// The cached pod the request names, checked against the request's own copy.
 fn resolve(
     intent: &Intent,
     request: &Request,
     view: &dyn ClusterView,
 ) -> Result<Arc<Pod>, Unknown> {
-    if let Some(pod) = request.old_object.as_ref().filter(|o| is_kind(o, "Pod"))
-        && let Ok(pod) = Pod::from_dynamic(pod)
-    {
-        return Ok(Arc::new(pod));
-    }
     let namespace = intent.target.namespace.as_deref().unwrap_or_default();
     let name = intent.target.name.as_str();
-    match view.pod(namespace, name)? {
-        Some(pod) => Ok(pod),
-        None => Err(Unknown {
+    let Some(pod) = view.pod(namespace, name)? else {
+        return Err(Unknown {
             kind: "Pod".to_owned(),
             reason: format!("pod {namespace}/{name} is not in the cluster view"),
-        }),
+        });
+    };
+    let requested = request.old_object.as_ref().filter(|o| is_kind(o, "Pod"));
+    if requested.is_some() {
+        identity::same_pod(
+            request,
+            &intent.target,
+            pod.meta.uid.as_deref(),
+            pod.node_name.as_deref(),
+        )?;
     }
+    Ok(pod)
 }
 
 /// A request object without type information is taken to be the kind asked.
@@ -102,7 +105,7 @@ pub(super) fn is_kind(object: &DynamicObject, kind: &str) -> bool {
 }
 
 /// Decode a request object of `kind` into its k8s-openapi type; `None` when
-/// absent or another kind. Pods take the cheaper [`Pod::from_dynamic`].
+/// absent or another kind.
 pub(super) fn request_object<T>(object: Option<&DynamicObject>, kind: &str) -> Option<T>
 where
     T: kube::Resource + serde::de::DeserializeOwned,

@@ -14,6 +14,8 @@ use super::{Requester, SystemActor};
 pub const KUBE_CONTROLLER_MANAGER: &str = "system:kube-controller-manager";
 /// The pod garbage collector's own service account.
 pub const POD_GC: &str = "system:serviceaccount:kube-system:pod-garbage-collector";
+/// The node lifecycle controller's own service account.
+pub const NODE_LIFECYCLE: &str = "system:serviceaccount:kube-system:node-controller";
 /// Kubelets authenticate as `system:node:<node>`…
 pub const NODE_USER_PREFIX: &str = "system:node:";
 /// …and carry this group.
@@ -125,8 +127,34 @@ pub fn pod_finalizer(requester: &Requester, pod_node: Option<&str>) -> Option<Sy
             node: node.to_owned(),
         });
     }
-    let user = requester.username.as_str();
-    (user == POD_GC || user == KUBE_CONTROLLER_MANAGER).then_some(SystemActor::PodGc)
+    POD_DELETERS
+        .contains(&requester.username.as_str())
+        .then_some(SystemActor::PodGc)
+}
+
+/// Identities besides the pod's own kubelet that may force-delete a pod.
+pub const POD_DELETERS: &[&str] = &[POD_GC, KUBE_CONTROLLER_MANAGER];
+
+/// Identities besides the pod's own kubelet that may mark a scheduled pod
+/// Succeeded/Failed through `pods/status`: the pod GC marks orphaned pods
+/// and pods on out-of-service nodes Failed before deleting them.
+pub const POD_STATUS_FINISHERS: &[&str] = &[POD_GC, KUBE_CONTROLLER_MANAGER, NODE_LIFECYCLE];
+
+/// A system actor moving a pod bound to `pod_node` to a terminal phase:
+/// its own kubelet, or one of [`POD_STATUS_FINISHERS`].
+pub fn pod_status_finisher(requester: &Requester, pod_node: Option<&str>) -> Option<SystemActor> {
+    if let Some(node) = kubelet_node(requester) {
+        return (pod_node == Some(node)).then(|| SystemActor::Kubelet {
+            node: node.to_owned(),
+        });
+    }
+    match requester.username.as_str() {
+        NODE_LIFECYCLE => Some(SystemActor::Controller {
+            name: "node-lifecycle-controller".to_owned(),
+        }),
+        user if POD_STATUS_FINISHERS.contains(&user) => Some(SystemActor::PodGc),
+        _ => None,
+    }
 }
 
 /// The controller removing `removed` when it owns every one of them.

@@ -176,10 +176,7 @@ fn not_gated_kinds_say_why() {
         (fixture!("delete-failed"), "Failed"),
         (fixture!("eviction-graceful"), "gracePeriodSeconds=30"),
         (fixture!("eviction-default-grace"), "own grace period"),
-        (
-            fixture!("namespace-finalize-noop"),
-            "removes no spec.finalizers",
-        ),
+        (fixture!("namespace-finalize-noop"), "removes no finalizers"),
         (fixture!("update-labels-only"), "removes no finalizers"),
         (fixture!("create-pod"), "not a deletion"),
         (fixture!("delete-deployment"), "deployments.apps"),
@@ -242,11 +239,9 @@ fn eviction_targets_the_pod() {
     assert_eq!(intent.target.subresource.as_deref(), Some("eviction"));
     assert_eq!(intent.target.name, "postgres-0");
     assert_eq!(intent.target.namespace.as_deref(), Some("db"));
-    // From the eviction's UID precondition.
-    assert_eq!(
-        intent.target.uid.as_deref(),
-        Some("c0a8012e-5b1d-4f7a-9c3e-2d6f8a9b0c1d")
-    );
+    // Never from the caller's UID precondition: facts take the pod's
+    // identity from the cluster view.
+    assert_eq!(intent.target.uid, None);
     let graceful = classify_fixture(fixture!("eviction-graceful"));
     assert_eq!(graceful.target.uid, None);
 }
@@ -413,4 +408,173 @@ fn names_lists_every_kind_once() {
     ];
     let names: Vec<&str> = kinds.iter().map(IntentKind::name).collect();
     assert_eq!(names, IntentKind::NAMES);
+}
+
+fn status_update(phase: &str, user: &str, groups: &[&str]) -> Intent {
+    edited(fixture!("pod-status-finalizer-removal"), |v| {
+        let request = &mut v["request"];
+        request["object"]["status"]["phase"] = serde_json::json!(phase);
+        // Keep the finalizers: only the phase changes.
+        request["object"]["metadata"]["finalizers"] =
+            request["oldObject"]["metadata"]["finalizers"].clone();
+        request["userInfo"] = serde_json::json!({"username": user, "groups": groups});
+    })
+}
+
+#[test]
+fn marking_a_scheduled_pod_terminal_is_a_force_delete() {
+    let intent = status_update("Failed", "alice@example.com", &["system:authenticated"]);
+    // The fixture's pod is already being deleted.
+    assert_eq!(
+        intent.kind,
+        IntentKind::ForceDelete {
+            already_terminating: true
+        }
+    );
+    assert_eq!(intent.target.subresource.as_deref(), Some("status"));
+    assert_eq!(intent.target.resource, "pods");
+    // Impersonating the kubelets' group without the node's username.
+    let forged = status_update("Succeeded", "alice", &["system:nodes"]);
+    assert!(matches!(forged.kind, IntentKind::ForceDelete { .. }));
+    // Another node's kubelet.
+    let other = status_update("Failed", "system:node:worker-9", &["system:nodes"]);
+    assert!(matches!(other.kind, IntentKind::ForceDelete { .. }));
+}
+
+#[test]
+fn the_pods_kubelet_and_pod_gc_may_mark_it_terminal() {
+    let kubelet = status_update("Succeeded", "system:node:worker-2", &["system:nodes"]);
+    assert_eq!(
+        kubelet.kind,
+        IntentKind::SystemFinalization {
+            actor: SystemActor::Kubelet {
+                node: "worker-2".into()
+            }
+        }
+    );
+    let gc = status_update("Failed", actors::POD_GC, &["system:serviceaccounts"]);
+    assert_eq!(
+        gc.kind,
+        IntentKind::SystemFinalization {
+            actor: SystemActor::PodGc
+        }
+    );
+    let lifecycle = status_update("Failed", actors::NODE_LIFECYCLE, &[]);
+    assert!(matches!(
+        lifecycle.kind,
+        IntentKind::SystemFinalization { .. }
+    ));
+    // The job controller is trusted with job-tracking, not with phases.
+    let job = status_update(
+        "Failed",
+        "system:serviceaccount:kube-system:job-controller",
+        &[],
+    );
+    assert!(matches!(job.kind, IntentKind::ForceDelete { .. }));
+}
+
+#[test]
+fn status_updates_that_do_not_end_a_running_pod_are_not_force_deletes() {
+    let running = status_update("Running", "alice", &[]);
+    assert!(
+        matches!(running.kind, IntentKind::NotGated { .. }),
+        "{running:?}"
+    );
+    let unscheduled = edited(fixture!("pod-status-finalizer-removal"), |v| {
+        let request = &mut v["request"];
+        request["object"]["status"]["phase"] = serde_json::json!("Failed");
+        request["object"]["metadata"]["finalizers"] =
+            request["oldObject"]["metadata"]["finalizers"].clone();
+        request["oldObject"]["spec"]
+            .as_object_mut()
+            .map(|spec| spec.remove("nodeName"));
+    });
+    match unscheduled.kind {
+        IntentKind::NotGated { reason } => assert!(reason.contains("not scheduled"), "{reason}"),
+        other => panic!("expected NotGated, got {other:?}"),
+    }
+    // Already terminal: the finalizer check decides (the fixture strips one).
+    let terminal = edited(fixture!("pod-status-finalizer-removal"), |v| {
+        v["request"]["oldObject"]["status"]["phase"] = serde_json::json!("Failed");
+        v["request"]["object"]["status"]["phase"] = serde_json::json!("Failed");
+    });
+    assert!(matches!(terminal.kind, IntentKind::FinalizerRemoval { .. }));
+}
+
+#[test]
+fn finalizers_stripped_through_any_status_subresource_are_removals() {
+    let intent = edited(fixture!("finalizer-strip-pvc"), |v| {
+        v["request"]["subResource"] = serde_json::json!("status");
+        v["request"]["requestSubResource"] = serde_json::json!("status");
+    });
+    match &intent.kind {
+        IntentKind::FinalizerRemoval { removed, .. } => {
+            assert!(removed.contains(&"kubernetes.io/pvc-protection".to_owned()))
+        }
+        other => panic!("expected FinalizerRemoval, got {other:?}"),
+    }
+    assert_eq!(intent.target.subresource.as_deref(), Some("status"));
+    assert_eq!(intent.target.kind, "PersistentVolumeClaim");
+}
+
+fn namespace_finalize_with(
+    metadata_before: &[&str],
+    metadata_after: &[&str],
+    user: &str,
+) -> Intent {
+    edited(fixture!("namespace-finalize-noop"), |v| {
+        let request = &mut v["request"];
+        request["oldObject"]["metadata"]["finalizers"] = serde_json::json!(metadata_before);
+        request["object"]["metadata"]["finalizers"] = serde_json::json!(metadata_after);
+        request["userInfo"] = serde_json::json!({"username": user, "groups": []});
+    })
+}
+
+#[test]
+fn metadata_finalizers_removed_through_namespaces_finalize_are_gated() {
+    let intent = namespace_finalize_with(&["example.com/dns", "orphan"], &["orphan"], "alice");
+    assert_eq!(intent.target.subresource.as_deref(), Some("finalize"));
+    assert!(matches!(
+        &intent.kind,
+        IntentKind::FinalizerRemoval { removed, .. } if removed == &strings(&["example.com/dns"])
+    ));
+    // The garbage collector removing its own finalizer there is its job.
+    let gc = namespace_finalize_with(
+        &["orphan"],
+        &[],
+        "system:serviceaccount:kube-system:generic-garbage-collector",
+    );
+    assert_eq!(gc.kind, controller("generic-garbage-collector"));
+    // But not someone else's.
+    let foreign = namespace_finalize_with(
+        &["example.com/dns"],
+        &[],
+        "system:serviceaccount:kube-system:generic-garbage-collector",
+    );
+    assert!(matches!(foreign.kind, IntentKind::FinalizerRemoval { .. }));
+}
+
+#[test]
+fn spec_and_metadata_finalizers_removed_together_list_both() {
+    let intent = edited(fixture!("namespace-finalize"), |v| {
+        let request = &mut v["request"];
+        request["oldObject"]["metadata"]["finalizers"] = serde_json::json!(["example.com/dns"]);
+        request["object"]["metadata"]["finalizers"] = serde_json::json!([]);
+    });
+    match &intent.kind {
+        IntentKind::FinalizerRemoval { removed, .. } => {
+            assert_eq!(removed[0], "example.com/dns");
+            assert!(removed.contains(&"kubernetes".to_owned()), "{removed:?}");
+        }
+        other => panic!("expected FinalizerRemoval, got {other:?}"),
+    }
+}
+
+#[test]
+fn an_impersonated_kubelet_group_is_not_a_kubelet() {
+    let intent = edited(fixture!("kubelet-final-delete"), |v| {
+        v["request"]["userInfo"] =
+            serde_json::json!({"username": "alice", "groups": ["system:nodes"]});
+    });
+    assert!(matches!(intent.kind, IntentKind::ForceDelete { .. }));
 }

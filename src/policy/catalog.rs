@@ -72,6 +72,7 @@ pub const REQUEST_ROOTS: &[&str] = &["intent", "target", "requester"];
 
 /// Fact groups, as `Facts` serializes them (camelCase field names).
 pub const GROUPS: &[&str] = &[
+    "identity",
     "pod",
     "node",
     "owners",
@@ -107,6 +108,8 @@ pub const FACTS: &[FactSpec] = facts! {
     "target.uid": String => "UID of the existing object",
     "requester.username": String => "who sent the request",
     "requester.groups": StringList => "the requester's groups",
+    "identity": Object => "the target as forcegate's cluster view holds it (Unknown when the view lacks it or disagrees with the request)",
+    "identity.uid": String => "UID of the cached target; cleanup records are named from it",
     "pod": Object => "the pod the request acts on",
     "pod.namespace": String => "pod namespace",
     "pod.name": String => "pod name",
@@ -231,6 +234,7 @@ mod tests {
             ..Default::default()
         };
         Facts {
+            identity: Some(IdentityFacts { uid: "u".into() }),
             pod: Some(PodFacts {
                 node_name: Some("n".into()),
                 pod_ip: Some("10.0.0.1".into()),

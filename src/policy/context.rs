@@ -124,7 +124,7 @@ struct SettingsDocument<'a> {
 
 fn as_record_name<S: Serializer>(uid: &Option<&str>, serializer: S) -> Result<S::Ok, S::Error> {
     match uid {
-        Some(uid) => serializer.serialize_some(&crate::cleanup::record_name(uid)),
+        Some(uid) => serializer.serialize_some(&crate::record_name::record_name(uid)),
         None => serializer.serialize_none(),
     }
 }
@@ -146,14 +146,12 @@ impl<'a> Context<'a> {
             } => (&[][..], None, Some(*already_terminating)),
             _ => (&[][..], None, None),
         };
-        // The record is named after the object's UID; an eviction's request
-        // carries no pod, so fall back to the pod the facts found.
-        let record = intent
-            .target
-            .uid
-            .as_deref()
-            .or(input.facts.pod.as_ref().map(|p| p.uid.as_str()))
-            .filter(|uid| !uid.is_empty());
+        // Records are named from the UID the cluster view vouches for.
+        let record = input
+            .facts
+            .identity
+            .as_ref()
+            .map(|identity| identity.uid.as_str());
         let document = Document {
             request: input.request,
             object: input.request.object.as_ref(),
@@ -354,7 +352,7 @@ impl Document<'_> {
             "settings" => Some(&self.settings),
             "record" => Some(
                 self.record_name
-                    .get_or_init(|| self.record_uid.map(crate::cleanup::record_name)),
+                    .get_or_init(|| self.record_uid.map(crate::record_name::record_name)),
             ),
             _ => None,
         }

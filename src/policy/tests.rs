@@ -100,6 +100,9 @@ fn intent(groups: &[&str], dry_run: bool) -> Intent {
 
 fn facts(ready: bool, fenced: bool) -> Facts {
     Facts {
+        identity: Some(crate::facts::IdentityFacts {
+            uid: "0f0e-uid".into(),
+        }),
         pod: Some(PodFacts {
             namespace: "shop".into(),
             name: "web-0".into(),

@@ -3,7 +3,6 @@
 
 use std::path::Path;
 
-use forcegate::intent::actors;
 use serde_json::{Value, json};
 
 use crate::harness::{NAMESPACE, harness};
@@ -259,93 +258,4 @@ fn deployment_passes_pod_security_restricted_and_wires_what_forcegate_reads() {
     assert_eq!(https["targetPort"], "https");
     let pdb = find("PodDisruptionBudget");
     assert_eq!(pdb["spec"]["minAvailable"], 1);
-}
-
-/// Users forcegate itself never blocks (src/intent/actors.rs).
-fn trusted_system_users() -> Vec<&'static str> {
-    let mut users = vec![actors::KUBE_CONTROLLER_MANAGER, actors::POD_GC];
-    for owner in actors::METADATA_FINALIZER_OWNERS
-        .iter()
-        .chain([&actors::NAMESPACE_SPEC_FINALIZER_OWNER])
-    {
-        users.extend_from_slice(owner.users);
-    }
-    users
-}
-
-#[test]
-fn every_webhook_excludes_kubelets_and_the_controllers_forcegate_trusts() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("manifests");
-    let validating = read_manifest(&root, "validatingwebhookconfiguration.yaml").expect("vwc");
-    let mutating = read_manifest(&root, "mutatingwebhookconfiguration.yaml").expect("mwc");
-    let mut rules = Vec::new();
-    for (config, failure_policy) in [(&validating, "Fail"), (&mutating, "Ignore")] {
-        for webhook in config["webhooks"].as_array().expect("webhooks") {
-            let name = webhook["name"].as_str().unwrap_or("?");
-            assert_eq!(webhook["failurePolicy"], failure_policy, "{name}");
-            assert_eq!(webhook["admissionReviewVersions"], json!(["v1"]), "{name}");
-            let timeout = webhook["timeoutSeconds"].as_i64().unwrap_or(10);
-            assert!(
-                (1..=10).contains(&timeout),
-                "{name}: timeoutSeconds {timeout}"
-            );
-            let side_effects = webhook["sideEffects"].as_str().unwrap_or("");
-            assert!(
-                ["None", "NoneOnDryRun"].contains(&side_effects),
-                "{name}: sideEffects {side_effects}"
-            );
-            let conditions = webhook["matchConditions"]
-                .as_array()
-                .expect("matchConditions");
-            let expression = |condition: &str| {
-                conditions
-                    .iter()
-                    .find(|c| c["name"] == condition)
-                    .and_then(|c| c["expression"].as_str())
-                    .unwrap_or_else(|| panic!("{name} has no matchCondition {condition}"))
-            };
-            assert!(
-                expression("not-a-kubelet").contains("'system:nodes' in request.userInfo.groups"),
-                "{name}"
-            );
-            let controllers = expression("not-a-system-controller");
-            for user in trusted_system_users() {
-                assert!(
-                    controllers.contains(&format!("'{user}'")),
-                    "{name} would send {user}'s own work to forcegate (see src/intent/actors.rs)"
-                );
-            }
-            let excluded = webhook
-                .pointer("/namespaceSelector/matchExpressions/0/values")
-                .and_then(Value::as_array)
-                .is_some_and(|v| v.contains(&json!(NAMESPACE)));
-            assert!(excluded, "{name} must never gate forcegate's own namespace");
-            for rule in webhook["rules"].as_array().expect("rules") {
-                for operation in rule["operations"].as_array().into_iter().flatten() {
-                    for resource in rule["resources"].as_array().into_iter().flatten() {
-                        rules.push(format!(
-                            "{} {}",
-                            operation.as_str().unwrap_or(""),
-                            resource.as_str().unwrap_or("")
-                        ));
-                    }
-                }
-            }
-        }
-    }
-    for needed in [
-        "DELETE pods",
-        "CREATE pods/eviction",
-        "UPDATE namespaces/finalize",
-        "UPDATE pods/status",
-        "UPDATE persistentvolumeclaims",
-        "UPDATE persistentvolumes",
-        "UPDATE namespaces",
-        "UPDATE jobs",
-    ] {
-        assert!(
-            rules.contains(&needed.to_owned()),
-            "no webhook rule for {needed}: {rules:?}"
-        );
-    }
 }

@@ -2,10 +2,8 @@
 
 use std::collections::BTreeMap;
 
-use super::body::Fields;
 use super::{Meta, OwnerRef, controller_of};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::core::DynamicObject;
 
 /// What facts, the checklist and the index read of a pod. Values are kept
 /// as written (possibly empty); readers decide what empty means.
@@ -57,46 +55,6 @@ impl From<k8s_openapi::api::core::v1::Pod> for Pod {
 }
 
 impl Pod {
-    /// A pod as an admission request carries it (`oldObject`), reading only
-    /// the fields a record keeps: a full typed `Pod` costs far more to
-    /// decode (containers, env, probes) than the decision that needs it.
-    pub fn from_dynamic(object: &DynamicObject) -> Result<Pod, serde_json::Error> {
-        let body = Fields::body(object, "pod")?;
-        let spec = body.object("spec")?.unwrap_or_default();
-        let status = body.object("status")?.unwrap_or_default();
-        let mut volumes = Vec::new();
-        spec.each("volumes", |volume| {
-            // Checked always, kept only where it names a claim: most of a
-            // pod's volumes are configMaps, secrets and projected tokens.
-            let name = volume.str("name")?;
-            let ephemeral = volume.has("ephemeral");
-            volumes.push(Volume {
-                name: name.filter(|_| ephemeral).map(str::to_owned),
-                claim: match volume.object("persistentVolumeClaim")? {
-                    Some(claim) => Some(claim.string("claimName")?.unwrap_or_default()),
-                    None => None,
-                },
-                ephemeral,
-            });
-            Ok(())
-        })?;
-        let mut pod_ips = Vec::new();
-        status.each("podIPs", |ip| {
-            pod_ips.push(ip.string("ip")?.unwrap_or_default());
-            Ok(())
-        })?;
-        let spec = Spec {
-            node_name: spec.string("nodeName")?,
-            volumes,
-        };
-        let status = Status {
-            phase: status.string("phase")?,
-            pod_ip: status.string("podIP")?,
-            pod_ips,
-        };
-        Ok(Pod::new(&object.metadata, spec, status))
-    }
-
     /// Copies only what the record keeps of `meta` (of its owner
     /// references, the controller's).
     fn new(meta: &ObjectMeta, spec: Spec, status: Status) -> Pod {

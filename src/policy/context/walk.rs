@@ -6,8 +6,8 @@
 use crate::cluster::Unknown;
 use crate::facts::{
     AttachmentFacts, ClaimFacts, ClaimVolume, CronJobFacts, EndpointFacts, Facts, FinalizerFacts,
-    JobFacts, LeaderFacts, LeaseFacts, NamespaceFacts, NodeFacts, OwnerFacts, OwnerRef,
-    PersistentVolumeFacts, PodFacts, VolumeFacts,
+    IdentityFacts, JobFacts, LeaderFacts, LeaseFacts, NamespaceFacts, NodeFacts, OwnerFacts,
+    OwnerRef, PersistentVolumeFacts, PodFacts, VolumeFacts,
 };
 use crate::intent::{IntentKind, ObjectRef, Requester};
 use crate::policy::extract::typed::{Walk, walk_struct};
@@ -43,6 +43,7 @@ walk_struct!(Facts {
     "claim" => claim,
     "endpoints" => endpoints,
     "finalizers" => finalizers,
+    "identity" => identity,
     "leader" => leader,
     "namespace" => namespace,
     "node" => node,
@@ -142,6 +143,10 @@ walk_struct!(VolumeFacts {
     "attachedElsewhere" => attached_elsewhere,
     "attachedOnPodNode" => attached_on_pod_node,
     "claims" => claims,
+});
+
+walk_struct!(IdentityFacts {
+    "uid" => uid,
 });
 
 walk_struct!(EndpointFacts {
@@ -248,6 +253,7 @@ mod tests {
             attached_elsewhere: !on_node,
         };
         Facts {
+            identity: Some(IdentityFacts { uid: "u-1".into() }),
             pod: Some(PodFacts {
                 namespace: "shop".into(),
                 name: "db-0".into(),
