@@ -149,15 +149,15 @@ fn parse_hole(hole: &str) -> Result<Part, String> {
 
 /// The hole's values joined by ", ", its default if there are none.
 fn render_hole(out: &mut String, selection: &Selection, default: Option<&str>, scope: &Scope<'_>) {
-    match selection.push_text(scope, out) {
+    match selection.values(scope) {
         Err(_) => out.push_str(UNKNOWN),
-        Ok(false) => out.push_str(default.unwrap_or(ABSENT)),
-        Ok(true) => {}
+        Ok(values) if values.is_empty() => out.push_str(default.unwrap_or(ABSENT)),
+        Ok(values) => push_joined(out, values),
     }
 }
 
 /// Plain text for a value: strings bare, lists comma-joined, maps `k=v`.
-pub(super) fn push_value(out: &mut String, value: &Value) {
+fn push_value(out: &mut String, value: &Value) {
     match value {
         Value::Null => out.push_str(ABSENT),
         Value::String(s) => out.push_str(s),
@@ -178,8 +178,8 @@ pub(super) fn push_value(out: &mut String, value: &Value) {
 }
 
 /// `values` rendered and joined with ", ".
-fn push_joined(out: &mut String, values: &[Value]) {
-    for (i, value) in values.iter().enumerate() {
+fn push_joined<'v>(out: &mut String, values: impl IntoIterator<Item = &'v Value>) {
+    for (i, value) in values.into_iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
@@ -299,8 +299,8 @@ mod tests {
             "a, b"
         );
         assert_eq!(render("{{ facts.pod.name }}", &ctx, &[]), "<none>");
-        // A repeated hole is written from the kept text, a missing one
-        // still takes each hole's own default.
+        // A repeated hole shows the same text each time; a missing one
+        // takes each hole's own default.
         assert_eq!(
             render(
                 "{{ facts.volumes.claims[*].claim }}/{{ facts.node.name }}/{{ facts.volumes.claims[*].claim }}/{{ facts.node.name }}",

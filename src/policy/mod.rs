@@ -4,6 +4,8 @@
 //! - [`load`]: files and directories, all-or-nothing, `file:line:col` errors.
 //! - [`catalog`]: the built-in facts `fact:` may name.
 //! - [`condition`]: selections, operators, three-valued `all`/`any`/`not`.
+//! - `path` and `context`: JSONPaths compiled at load, run on the
+//!   evaluation context's roots, each turned into JSON when first read.
 //! - [`message`]: templates, warning limits, audit annotation keys.
 //! - [`watch`]: hot reload for `serve` that keeps the last good set.
 //!
@@ -27,12 +29,12 @@ pub mod condition;
 mod context;
 mod error;
 mod eval;
-mod extract;
 pub mod load;
 mod matcher;
 pub mod message;
 pub mod metrics;
 pub mod model;
+mod path;
 pub mod watch;
 
 pub use compile::Policy;

@@ -123,15 +123,23 @@ fn facts(ready: bool, fenced: bool) -> Facts {
     }
 }
 
-fn decide(set: &PolicySet, intent: &Intent, facts: &Facts, request: &Request) -> Decision {
-    let settings = Settings::default();
-    set.evaluate(&EvalInput {
+fn input<'a>(
+    intent: &'a Intent,
+    facts: &'a Facts,
+    request: &'a Request,
+    settings: &'a Settings,
+) -> EvalInput<'a> {
+    EvalInput {
         intent,
         facts,
         request,
-        settings: &settings,
+        settings,
         now: Timestamp::UNIX_EPOCH,
-    })
+    }
+}
+
+fn decide(set: &PolicySet, intent: &Intent, facts: &Facts, request: &Request) -> Decision {
+    set.evaluate(&input(intent, facts, request, &Settings::default()))
 }
 
 #[test]
@@ -542,11 +550,28 @@ fn request_paths_see_the_object() {
     assert!(d.allowed, "{}", d.message);
 }
 
-/// The typed context goes straight to the member a path's first step names;
-/// whatever it selects must be what the same path selects in the document's
-/// JSON.
+/// What jsonpath-rust selects from the whole document `json`.
+fn jsonpath(path: &str, json: &serde_json::Value) -> Vec<serde_json::Value> {
+    let query = jsonpath_rust::parser::parse_json_path(path).expect(path);
+    jsonpath_rust::query::js_path_process(&query, json)
+        .expect(path)
+        .into_iter()
+        .map(|r| r.val.clone())
+        .collect()
+}
+
+/// The values `path` selects in `context`.
+fn select(context: &context::Context<'_>, path: &str) -> Vec<serde_json::Value> {
+    let selection = condition::compile_path(path).expect(path);
+    let (condition::Selection::Path { plan, .. } | condition::Selection::Fact { plan, .. }) =
+        &selection;
+    context.select(plan).into_iter().cloned().collect()
+}
+
+/// A context reads each root as its own JSON; whatever a path selects there
+/// must be what jsonpath-rust selects in the whole document.
 #[test]
-fn typed_context_selects_what_its_json_does() {
+fn context_selects_what_jsonpath_selects_in_its_document() {
     let mut annotated = request(Some(json!({"team": "payments", "a.b/c": "d"})));
     annotated.object = annotated.old_object.clone().map(|mut object| {
         object.metadata.name = Some("web-0-updated".into());
@@ -558,15 +583,9 @@ fn typed_context_selects_what_its_json_does() {
         pod.labels = BTreeMap::from([("role".to_owned(), "leader".to_owned())]);
     }
     let settings = Settings::default();
-    let input = EvalInput {
-        intent: &intent,
-        facts: &facts,
-        request: &annotated,
-        settings: &settings,
-        now: Timestamp::UNIX_EPOCH,
-    };
-    let typed = context::Context::new(&input);
-    let json = typed.to_json();
+    let input = input(&intent, &facts, &annotated, &settings);
+    let context = context::Context::new(&input);
+    let json = context.to_json();
     assert!(json["facts"]["node"]["ready"].as_bool().unwrap(), "{json}");
     let plain = context::Context::from_json(&json);
     let paths = [
@@ -598,7 +617,7 @@ fn typed_context_selects_what_its_json_does() {
         "$..uid",
         "$.requester.groups[?@ == 'oncall']",
     ];
-    // Every fact group, whole and one level in, as the group dispatch reads it.
+    // Every fact group, whole and one level in.
     let groups: Vec<String> = json["facts"]
         .as_object()
         .expect("facts is an object")
@@ -613,11 +632,9 @@ fn typed_context_selects_what_its_json_does() {
         .copied()
         .chain(groups.iter().map(String::as_str))
     {
-        let selection = condition::compile_path(path).expect(path);
-        let (condition::Selection::Path { plan, .. } | condition::Selection::Fact { plan, .. }) =
-            &selection;
-        let got = typed.select(plan);
-        assert_eq!(got, plain.select(plan), "{path}");
+        let got = select(&context, path);
+        assert_eq!(got, jsonpath(path, &json), "{path}");
+        assert_eq!(got, select(&plain, path), "{path}");
         if paths.contains(&path)
             && ![
                 "$.facts.node.nothing",
@@ -634,11 +651,29 @@ fn typed_context_selects_what_its_json_does() {
     }
 }
 
-/// Every path into the typed context (each root, member and element, with
-/// `[*]`, a missing name and an index past the end) selects what it selects
-/// in the document's JSON, for each kind of gated intent.
+/// A root is turned into JSON only when a path reads it.
 #[test]
-fn every_path_of_the_typed_context_selects_what_its_json_does() {
+fn context_builds_only_the_roots_read() {
+    let request = request(None);
+    let intent = intent(&[], false);
+    let facts = facts(true, false);
+    let settings = Settings::default();
+    let input = input(&intent, &facts, &request, &settings);
+    let context = context::Context::new(&input);
+    assert_eq!(context.built(), []);
+    assert_eq!(select(&context, "$.facts.node.ready"), [json!(true)]);
+    assert_eq!(select(&context, "$.target.name"), [json!("web-0")]);
+    assert_eq!(context.built(), [path::Root::Facts, path::Root::Target]);
+    select(&context, "$..nothing");
+    assert_eq!(context.built().len(), path::Root::ALL.len());
+}
+
+/// Every path into the context (each root, member and element, with `[*]`,
+/// a missing name and an index past the end) selects what jsonpath-rust
+/// selects in the whole document, and a template hole shows it as it shows
+/// the document's JSON, for each kind of gated intent.
+#[test]
+fn every_path_of_the_context_selects_what_jsonpath_selects() {
     let request = request(Some(json!({"team": "payments"})));
     let settings = Settings::default();
     let facts = facts(true, false);
@@ -660,33 +695,21 @@ fn every_path_of_the_typed_context_selects_what_its_json_does() {
             kind,
             ..intent(&["oncall", "dev"], true)
         };
-        let input = EvalInput {
-            intent: &intent,
-            facts: &facts,
-            request: &request,
-            settings: &settings,
-            now: Timestamp::UNIX_EPOCH,
-        };
-        let typed = context::Context::new(&input);
-        let json = typed.to_json();
+        let input = input(&intent, &facts, &request, &settings);
+        let context = context::Context::new(&input);
+        let json = context.to_json();
         let plain = context::Context::from_json(&json);
         let mut selecting = 0;
         let mut rendered = 0;
-        for steps in extract::typed::every_path(&json) {
-            let hole = template_hole(&steps);
-            let plan = extract::Plan::Walk(steps);
-            let got = typed.select(&plan);
-            assert_eq!(got, plain.select(&plan), "{:?}: {plan:?}", intent.kind);
+        for path in every_path(&json) {
+            // Outside the context (`$['absent']`): rejected when loading.
+            if condition::compile_path(&path).is_err() {
+                continue;
+            }
+            let got = select(&context, &path);
+            assert_eq!(got, jsonpath(&path, &json), "{:?}: {path}", intent.kind);
             selecting += usize::from(!got.is_empty());
-            // Selected once (and kept), the same values without the nulls.
-            let key = extract::PathKey::of(&hole);
-            let once = typed.with_selected(key, &plan, <[_]>::to_vec);
-            let non_null: Vec<_> = got.into_iter().filter(|v| !v.is_null()).collect();
-            assert_eq!(once, non_null, "{:?}: {plan:?}", intent.kind);
-            let again = typed.with_selected(key, &plan, <[_]>::to_vec);
-            assert_eq!(again, non_null, "{:?}: {plan:?} from the memo", intent.kind);
-            // A hole shows the typed values as it shows their JSON.
-            let Ok(template) = message::Template::parse(&hole) else {
+            let Ok(template) = message::Template::parse(&format!("{{{{ {path} }}}}")) else {
                 continue;
             };
             let render = |context| {
@@ -695,8 +718,8 @@ fn every_path_of_the_typed_context_selects_what_its_json_does() {
                     unknown: &BTreeMap::new(),
                 })
             };
-            let text = render(&typed);
-            assert_eq!(text, render(&plain), "{:?}: {hole}", intent.kind);
+            let text = render(&context);
+            assert_eq!(text, render(&plain), "{:?}: {path}", intent.kind);
             rendered += usize::from(text != message::ABSENT);
         }
         assert!(selecting > 150, "{:?}: {selecting}", intent.kind);
@@ -704,17 +727,36 @@ fn every_path_of_the_typed_context_selects_what_its_json_does() {
     }
 }
 
-/// `{{ $['facts']['pod'][0] }}` for a path's steps (`$` alone for none).
-fn template_hole(steps: &[extract::Step]) -> String {
-    let mut path = String::from("$");
-    for step in steps {
-        match step {
-            extract::Step::Key(key) => path.push_str(&format!("['{key}']")),
-            extract::Step::Index(index) => path.push_str(&format!("[{index}]")),
-            extract::Step::All => path.push_str("[*]"),
+/// Every path to every node of `json` (`$['facts']['pod'][0]`); each also
+/// with `[*]`, a missing name and an index past the end after it, and with
+/// all its indexes turned into `[*]`.
+fn every_path(json: &serde_json::Value) -> Vec<String> {
+    fn visit(value: &serde_json::Value, at: &str, out: &mut Vec<String>) {
+        out.push(at.to_owned());
+        for extra in ["[*]", "['absent']", "[7]"] {
+            out.push(format!("{at}{extra}"));
+        }
+        match value {
+            serde_json::Value::Object(map) => map
+                .iter()
+                .for_each(|(key, v)| visit(v, &format!("{at}['{key}']"), out)),
+            serde_json::Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .for_each(|(i, v)| visit(v, &format!("{at}[{i}]"), out)),
+            _ => {}
         }
     }
-    format!("{{{{ {path} }}}}")
+    let mut out = Vec::new();
+    visit(json, "$", &mut out);
+    let index = regex::Regex::new(r"\[[0-9]+\]").expect("pattern compiles");
+    let wildcards: Vec<String> = out
+        .iter()
+        .filter(|path| index.is_match(path))
+        .map(|path| index.replace_all(path, "[*]").into_owned())
+        .collect();
+    out.extend(wildcards);
+    out
 }
 
 #[test]

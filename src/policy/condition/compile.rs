@@ -4,10 +4,11 @@ use jsonpath_rust::parser::model::{Segment, Selector};
 use serde_json::Value;
 
 use super::operator::{Operator, check_types};
-use super::{CONTEXT_ROOTS, Condition, Kind, Selection};
+use super::{Condition, Kind, Selection};
+use crate::policy::catalog;
 use crate::policy::error::{Problems, one_line};
 use crate::policy::model::{self, Located};
-use crate::policy::{catalog, extract};
+use crate::policy::path::{Plan, Root};
 
 /// Compile a condition; problems go to `problems`, `None` when it is unusable.
 pub(crate) fn compile(
@@ -173,11 +174,11 @@ pub(crate) fn compile_path(text: &str) -> Result<Selection, String> {
         .collect();
     let root = names.first().cloned().flatten();
     if let Some(root) = root.as_deref()
-        && !CONTEXT_ROOTS.contains(&root)
+        && Root::named(root).is_none()
     {
         return Err(format!(
             "JSONPath `{text}` starts at `{root}`, which is not in the evaluation context (one of: {})",
-            CONTEXT_ROOTS.join(", ")
+            Root::list()
         ));
     }
     let (group, any_fact) = match (root.as_deref(), names.get(1).cloned().flatten()) {
@@ -196,8 +197,7 @@ pub(crate) fn compile_path(text: &str) -> Result<Selection, String> {
     };
     Ok(Selection::Path {
         text: text.to_string(),
-        key: extract::PathKey::of(text),
-        plan: extract::Plan::new(query),
+        plan: Plan::new(query),
         group,
         any_fact,
     })

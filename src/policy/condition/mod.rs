@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::catalog::{self, FactSpec};
 use super::context::Context;
-use super::extract::{PathKey, Plan, Step};
+use super::path::Plan;
 
 mod compile;
 mod operator;
@@ -23,20 +23,6 @@ mod tests;
 pub(crate) use compile::{compile, compile_path};
 use operator::Operator;
 pub use operator::json_eq;
-
-/// Context roots a JSONPath may start from.
-pub const CONTEXT_ROOTS: &[&str] = &[
-    "request",
-    "object",
-    "oldObject",
-    "facts",
-    "intent",
-    "target",
-    "requester",
-    "record",
-    "settings",
-    "now",
-];
 
 /// Three-valued truth.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -253,14 +239,10 @@ pub enum Selection {
         /// `facts.node.ready`: the path in the context, and how it is shown.
         plan: Plan,
         shown: String,
-        /// `shown` as the evaluation memo knows it.
-        key: PathKey,
     },
     Path {
         text: String,
         plan: Plan,
-        /// `text` as the evaluation memo knows it.
-        key: PathKey,
         /// `$.facts.<group>...`: the fact group it reads, if any.
         group: Option<String>,
         /// Reads the document or the facts as a whole (`$..x`, `$.facts[*]`),
@@ -343,14 +325,13 @@ impl Condition {
                     because.push_str(selection.display());
                     because.push(' ');
                 };
-                match selection.with_values(scope, |values| operator.explain(values, because, lead))
-                {
+                match selection.values(scope) {
                     Err(why) => {
                         missing.push(why);
                         Truth::Unknown
                     }
-                    Ok(true) => Truth::True,
-                    Ok(false) => Truth::False,
+                    Ok(values) if operator.explain(&values, because, lead) => Truth::True,
+                    Ok(_) => Truth::False,
                 }
             }
         };
@@ -403,12 +384,10 @@ fn join_described(parts: &[Condition], separator: &str) -> String {
 impl Selection {
     pub fn fact(spec: &'static FactSpec) -> Self {
         let path = spec.context_path();
-        let shown = path.join(".");
         Selection::Fact {
             spec,
-            plan: Plan::Walk(path.iter().map(|k| Step::Key((*k).to_owned())).collect()),
-            key: PathKey::of(&shown),
-            shown,
+            plan: Plan::names(&path),
+            shown: path.join("."),
         }
     }
 
@@ -435,30 +414,13 @@ impl Selection {
         }
     }
 
-    /// `with` the selected values (nulls dropped), or why they cannot be
-    /// known.
-    pub fn with_values<R>(
-        &self,
-        scope: &Scope<'_>,
-        with: impl FnOnce(&[Value]) -> R,
-    ) -> Result<R, Missing> {
+    /// The selected values (nulls dropped), or why they cannot be known.
+    pub fn values<'s>(&self, scope: &Scope<'s>) -> Result<Vec<&'s Value>, Missing> {
         self.known(scope)?;
-        let (key, plan) = self.plan();
-        Ok(scope.context.with_selected(key, plan, with))
-    }
-
-    /// Append the selected values as a message shows them (see
-    /// [`Context::push_text`]); whether there were any, or why they cannot
-    /// be known.
-    pub fn push_text(&self, scope: &Scope<'_>, out: &mut String) -> Result<bool, Missing> {
-        self.known(scope)?;
-        let (key, plan) = self.plan();
-        Ok(scope.context.push_text(key, plan, out))
-    }
-
-    fn plan(&self) -> (PathKey, &Plan) {
-        let (Selection::Fact { plan, key, .. } | Selection::Path { plan, key, .. }) = self;
-        (*key, plan)
+        let (Selection::Fact { plan, .. } | Selection::Path { plan, .. }) = self;
+        let mut values = scope.context.select(plan);
+        values.retain(|value| !value.is_null());
+        Ok(values)
     }
 
     /// Why the fact group this reads cannot be known, if it cannot.

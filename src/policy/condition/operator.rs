@@ -31,7 +31,7 @@ impl Operator {
     /// is written for a test that fails, the usual case.
     pub(super) fn explain(
         &self,
-        values: &[Value],
+        values: &[&Value],
         witness: &mut String,
         lead: impl FnOnce(&mut String),
     ) -> bool {
@@ -60,13 +60,13 @@ impl Operator {
 
     /// Positive operators hold when some value satisfies them; negative
     /// ones when values exist and none matches.
-    fn check<'v>(&self, values: &'v [Value]) -> Held<'v> {
+    fn check<'v>(&self, values: &[&'v Value]) -> Held<'v> {
         let some = |pred: &dyn Fn(&Value) -> bool| match values.iter().find(|v| pred(v)) {
             Some(value) => Held::By(value),
             None => Held::No,
         };
         let none = |pred: &dyn Fn(&Value) -> bool| {
-            if values.is_empty() || values.iter().any(pred) {
+            if values.is_empty() || values.iter().any(|v| pred(v)) {
                 Held::No
             } else {
                 Held::ByEvery
@@ -184,10 +184,15 @@ fn push_compact(out: &mut String, value: &Value) {
     }
 }
 
-/// JSON equality where 1 and 1.0 are the same number.
+/// JSON equality where numbers compare by value as JSONPath filters
+/// compare them (jsonpath-rust: as f64, less than `f64::EPSILON` apart), so
+/// 1 equals 1.0 and a condition agrees with a filter on the same number.
 pub fn json_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Number(x), Value::Number(y)) => x
+            .as_f64()
+            .zip(y.as_f64())
+            .is_some_and(|(x, y)| (x - y).abs() < f64::EPSILON),
         (Value::Array(xs), Value::Array(ys)) => {
             xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| json_eq(x, y))
         }

@@ -285,6 +285,51 @@ fn numbers_compare_by_value() {
     assert!(!json_eq(&json!(1), &json!("1")));
 }
 
+/// Number equality has one meaning: an operator's is a JSONPath filter's.
+#[test]
+fn numbers_compare_as_jsonpath_filters_compare_them() {
+    let numbers = [
+        json!(0),
+        json!(-0.0),
+        json!(1),
+        json!(1.0),
+        json!(-1),
+        json!(12.5),
+        json!(0.1 + 0.2),
+        json!(0.3),
+        json!(1e-17),
+        json!(2e-17),
+        // The largest integers a JSONPath literal may hold (I-JSON).
+        json!((1_i64 << 53) - 1),
+        json!((1_i64 << 53) - 2),
+        json!(-(1_i64 << 53) + 1),
+        json!(1e300),
+    ];
+    let (mut equal, mut unequal) = (0, 0);
+    for a in &numbers {
+        for b in &numbers {
+            let query = jsonpath_rust::parser::parse_json_path(&format!("$[?@ == {b}]"))
+                .expect("filter parses");
+            let doc = json!([a]);
+            let filtered = jsonpath_rust::query::js_path_process(&query, &doc)
+                .expect("filter runs")
+                .len();
+            assert_eq!(json_eq(a, b), filtered == 1, "{a} == {b}");
+            let condition = format!("path: $.object.n\nequals: {b}\n");
+            let truth = eval(&condition, &json!({"object": {"n": a}}), &[]).truth;
+            assert_eq!(truth == Truth::True, filtered == 1, "{a} equals {b}");
+            if filtered == 1 {
+                equal += 1
+            } else {
+                unequal += 1
+            }
+        }
+    }
+    // Both outcomes occur, beyond the diagonal: 1 and 1.0, 0.1 + 0.2 and 0.3.
+    assert!(equal > numbers.len() + 4, "{equal}");
+    assert!(unequal > 100, "{unequal}");
+}
+
 proptest::proptest! {
     /// Strings and flags, written without the formatter, read as the
     /// formatter writes them: JSON, cut to 80 runes with an ellipsis.

@@ -10,6 +10,7 @@ use super::condition::{Missing, Scope, Verdict};
 use super::context::Context;
 use super::error::Problems;
 use super::model::{self, Located};
+use super::path::Root;
 use crate::intent::Intent;
 
 mod patterns;
@@ -116,14 +117,13 @@ pub fn target_namespace(intent: &Intent) -> Option<&str> {
 pub(crate) type Labels = BTreeMap<String, String>;
 
 /// The labels of `object` or `oldObject`; `None` when the request has no such object.
-fn labels_at(context: &Context<'_>, root: &str) -> Option<Labels> {
+fn labels_at(context: &Context<'_>, root: Root) -> Option<Labels> {
     if !context.has_object(root) {
         return None;
     }
     Some(
         context
-            .get(&[root, "metadata", "labels"])
-            .as_ref()
+            .get(root, &["metadata", "labels"])
             .map(string_map)
             .unwrap_or_default(),
     )
@@ -145,15 +145,15 @@ fn namespace_labels(intent: &Intent, scope: &Scope<'_>) -> Result<Labels, Missin
     let context = scope.context;
     if intent.target.resource == "namespaces"
         && let Some(labels) =
-            labels_at(context, "oldObject").or_else(|| labels_at(context, "object"))
+            labels_at(context, Root::OldObject).or_else(|| labels_at(context, Root::Object))
     {
         return Ok(labels);
     }
     if let Some(reason) = scope.unknown.get("namespace") {
         return Err(labels_missing("namespace labels", reason.clone()));
     }
-    match context.get(&["facts", "namespace", "labels"]) {
-        Some(labels @ Value::Object(_)) => Ok(string_map(&labels)),
+    match context.get(Root::Facts, &["namespace", "labels"]) {
+        Some(labels @ Value::Object(_)) => Ok(string_map(labels)),
         _ => Err(labels_missing(
             "namespace labels",
             "the cluster view does not provide them",
@@ -169,15 +169,15 @@ fn object_labels(intent: &Intent, scope: &Scope<'_>) -> Result<Vec<Labels>, Miss
         if let Some(reason) = scope.unknown.get("pod") {
             return Err(labels_missing("pod labels", reason.clone()));
         }
-        return match context.get(&["facts", "pod", "labels"]) {
-            Some(labels @ Value::Object(_)) => Ok(vec![string_map(&labels)]),
+        return match context.get(Root::Facts, &["pod", "labels"]) {
+            Some(labels @ Value::Object(_)) => Ok(vec![string_map(labels)]),
             _ => Err(labels_missing(
                 "pod labels",
                 "the pod is not in the cluster view",
             )),
         };
     }
-    let sets: Vec<Labels> = ["object", "oldObject"]
+    let sets: Vec<Labels> = [Root::Object, Root::OldObject]
         .into_iter()
         .filter_map(|root| labels_at(context, root))
         .collect();
