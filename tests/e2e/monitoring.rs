@@ -21,19 +21,6 @@ const FORCE_DELETE: &str = "force-delete.pods.forcegate.dev";
 const FINALIZERS: &str = "finalizers.forcegate.dev";
 const BUILD_TIMEOUT: Duration = Duration::from_secs(45 * 60);
 
-fn force_delete<'a>(pod: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut args = vec![
-        "delete",
-        "pod",
-        pod,
-        "--force",
-        "--grace-period=0",
-        "--wait=false",
-    ];
-    args.extend_from_slice(extra);
-    args
-}
-
 /// Lines of `text` for metric `name` whose labels include all of `labels`.
 fn series<'a>(text: &'a str, name: &str, labels: &[&str]) -> Vec<&'a str> {
     text.lines()
@@ -103,11 +90,19 @@ fn forcegate_and_the_api_server_export_what_the_alerts_query() {
     }
     let _running = h.shared();
     // A denial, then an allowed force delete that leaves a record.
-    scene.until_forcegate_sees(&force_delete("alive", &["--dry-run=server"]), |run| {
+    let force = [
+        "delete",
+        "pod",
+        "--force",
+        "--grace-period=0",
+        "--wait=false",
+    ];
+    let dry_run = |pod| [&force[..], &[pod, "--dry-run=server"]].concat();
+    scene.until_forcegate_sees(&dry_run("alive"), |run| {
         denied_by(run, FORCE_DELETE, "node-alive")
     });
-    scene.until_forcegate_sees(&force_delete("ghost", &["--dry-run=server"]), Run::success);
-    scene.ok(&force_delete("ghost", &[]));
+    scene.until_forcegate_sees(&dry_run("ghost"), Run::success);
+    scene.ok(&[&force[..], &["ghost"]].concat());
 
     let apiserver = scene.k().ok(&["get", "--raw", "/metrics"]);
     let rejection = "apiserver_admission_webhook_rejection_count";
