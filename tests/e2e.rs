@@ -42,6 +42,10 @@ mod finalizers;
 mod force_delete;
 #[path = "e2e/manifests.rs"]
 mod manifests;
+#[path = "e2e/monitoring.rs"]
+mod monitoring;
+#[path = "monitoring_support/mod.rs"]
+mod monitoring_support;
 #[path = "e2e/outage.rs"]
 mod outage;
 #[path = "e2e/rbac.rs"]

@@ -74,6 +74,7 @@ type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
 #[derive(Clone, Debug)]
 pub struct CleanupMetrics {
     forcedeletions: Family<PhaseLabels, Gauge>,
+    oldest: Family<PhaseLabels, Gauge>,
     records: Family<RecordLabels, Counter>,
     record_duration: HistogramFamily<BackendLabels>,
     reconciles: Family<ReconcileLabels, Counter>,
@@ -94,6 +95,7 @@ impl Default for CleanupMetrics {
     fn default() -> Self {
         Self {
             forcedeletions: Family::default(),
+            oldest: Family::default(),
             records: Family::default(),
             record_duration: Family::new_with_constructor(record_duration_histogram),
             reconciles: Family::default(),
@@ -115,6 +117,11 @@ impl CleanupMetrics {
             "forcegate_forcedeletions",
             "ForceDeletion records by verification phase (reported by the verifier leader)",
             metrics.forcedeletions.clone(),
+        );
+        registry.register(
+            "forcegate_forcedeletions_oldest_created_timestamp_seconds",
+            "Creation time of the oldest ForceDeletion record in each phase that has one (verifier leader)",
+            metrics.oldest.clone(),
         );
         registry.register(
             "forcegate_cleanup_records",
@@ -174,9 +181,28 @@ impl CleanupMetrics {
         }
     }
 
+    /// The oldest record's creation time (Unix seconds) per phase; a phase
+    /// without records has no series, so an age alert on it cannot fire.
+    pub fn set_oldest(&self, oldest: &[(Phase, i64)]) {
+        for phase in Phase::ALL {
+            let labels = PhaseLabels {
+                phase: phase.as_str(),
+            };
+            match oldest.iter().find(|(p, _)| *p == phase) {
+                Some((_, created)) => {
+                    self.oldest.get_or_create(&labels).set(*created);
+                }
+                None => {
+                    self.oldest.remove(&labels);
+                }
+            }
+        }
+    }
+
     /// A replica that loses the lease stops reporting phases: the new leader does.
     pub fn clear_phases(&self) {
         self.forcedeletions.clear();
+        self.oldest.clear();
     }
 
     pub fn reconciled(&self, result: &'static str) {
@@ -187,5 +213,51 @@ impl CleanupMetrics {
 
     pub fn set_leader(&self, leader: bool) {
         self.leader.set(i64::from(leader));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn render(registry: &Registry) -> String {
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, registry).expect("encodes");
+        text
+    }
+
+    /// Only phases with records have an oldest time; a phase emptied since
+    /// the last report loses its series, and losing the lease clears all.
+    #[test]
+    fn oldest_record_per_phase_follows_the_records() {
+        let mut registry = Registry::default();
+        let metrics = CleanupMetrics::register(&mut registry);
+        let name = "forcegate_forcedeletions_oldest_created_timestamp_seconds";
+        metrics.set_oldest(&[(Phase::Pending, 100), (Phase::NeedsAttention, 50)]);
+        let text = render(&registry);
+        assert!(
+            text.contains(&format!("{name}{{phase=\"Pending\"}} 100\n")),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!("{name}{{phase=\"NeedsAttention\"}} 50\n")),
+            "{text}"
+        );
+        assert!(
+            !text.contains(&format!("{name}{{phase=\"Clean\"}}")),
+            "{text}"
+        );
+        metrics.set_oldest(&[(Phase::NeedsAttention, 60)]);
+        let text = render(&registry);
+        assert!(
+            !text.contains(&format!("{name}{{phase=\"Pending\"}}")),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!("{name}{{phase=\"NeedsAttention\"}} 60\n")),
+            "{text}"
+        );
+        metrics.clear_phases();
+        assert!(!render(&registry).contains(&format!("{name}{{")));
     }
 }

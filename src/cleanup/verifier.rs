@@ -163,12 +163,28 @@ async fn report_phases(store: Store<ForceDeletion>, metrics: CleanupMetrics, eve
     loop {
         ticker.tick().await;
         let mut counts: HashMap<Phase, i64> = HashMap::new();
+        let mut oldest: HashMap<Phase, i64> = HashMap::new();
         for record in store.state() {
             let phase = record.status.as_ref().map(|s| s.phase).unwrap_or_default();
             *counts.entry(phase).or_default() += 1;
+            let created = created_at(&record).as_second();
+            oldest
+                .entry(phase)
+                .and_modify(|t| *t = (*t).min(created))
+                .or_insert(created);
         }
         metrics.set_phases(&counts.into_iter().collect::<Vec<_>>());
+        metrics.set_oldest(&oldest.into_iter().collect::<Vec<_>>());
     }
+}
+
+/// When the record was created (its request time if the API server gave none).
+fn created_at(record: &ForceDeletion) -> Timestamp {
+    record
+        .metadata
+        .creation_timestamp
+        .as_ref()
+        .map_or(record.spec.requested_at.0, |t| t.0)
 }
 
 async fn reconcile(record: Arc<ForceDeletion>, ctx: Arc<Context>) -> Result<Action, VerifyError> {
@@ -179,12 +195,7 @@ async fn reconcile(record: Arc<ForceDeletion>, ctx: Arc<Context>) -> Result<Acti
         return Ok(Action::await_change());
     }
     let now = Timestamp::now();
-    let started = record
-        .metadata
-        .creation_timestamp
-        .as_ref()
-        .map(|t| t.0)
-        .unwrap_or(record.spec.requested_at.0);
+    let started = created_at(&record);
     let age = now
         .duration_since(started)
         .try_into()

@@ -42,6 +42,7 @@ pub struct PolicyMetrics {
     loaded: Gauge,
     last_success: Gauge,
     outcomes: Family<OutcomeLabels, Counter>,
+    break_glass: Counter,
     /// The `outcomes` series by policy name. Counting through the family
     /// copies the name into a label set, hashes it and takes the family's
     /// lock, for every policy that fires; this map is read without a lock
@@ -72,6 +73,11 @@ impl PolicyMetrics {
             "Policies that fired, by action and whether a fact was unknown",
             metrics.outcomes.clone(),
         );
+        registry.register(
+            "forcegate_break_glass",
+            "Requests allowed by break-glass at the validating endpoint (dry runs included)",
+            metrics.break_glass.clone(),
+        );
         metrics
     }
 
@@ -97,6 +103,9 @@ impl PolicyMetrics {
 
     /// Count the policies that fired for one decision.
     pub fn observe(&self, decision: &Decision) {
+        if decision.break_glass.is_some() {
+            self.break_glass.inc();
+        }
         for outcome in &decision.outcomes {
             let first = match outcome.action {
                 Action::Deny => 0,
@@ -165,6 +174,21 @@ mod tests {
         );
         assert!(text.contains("forcegate_policies_loaded 7"), "{text}");
         assert_eq!(metrics.reload_counts(), (1, 1));
+    }
+
+    #[test]
+    fn counts_decisions_allowed_by_break_glass() {
+        let mut registry = Registry::default();
+        let metrics = PolicyMetrics::register(&mut registry);
+        metrics.observe(&Decision::default());
+        metrics.observe(&Decision {
+            allowed: true,
+            break_glass: Some("INC-1".into()),
+            ..Decision::default()
+        });
+        let mut text = String::new();
+        encode(&mut text, &registry).expect("encode");
+        assert!(text.contains("forcegate_break_glass_total 1\n"), "{text}");
     }
 
     fn fired(policy: &str, action: Action, unknown: bool) -> crate::decision::PolicyOutcome {

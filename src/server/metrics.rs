@@ -129,6 +129,10 @@ impl Metrics {
             in_flight: Gauge::default(),
             tls: TlsMetrics::default(),
         };
+        // From zero, as the request series: `increase()` sees the first error.
+        for reason in ["timeout", "internal"] {
+            let _ = metrics.errors.get_or_create(&ReasonLabels { reason });
+        }
         registry.register(
             "forcegate_build",
             "Build information",
