@@ -14,7 +14,7 @@ use tracing::Dispatch;
 
 /// The allocator `forcegate serve` runs on (see src/main.rs).
 #[global_allocator]
-static ALLOCATOR: forcegate::alloc::MiMalloc = forcegate::alloc::MiMalloc;
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// The fields `log_decision` writes for a denied force delete.
 fn decision_line(n: u64) {

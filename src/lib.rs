@@ -5,7 +5,6 @@
 //! them together and hands allowed force deletions to [`cleanup`].
 
 pub mod admission;
-pub mod alloc;
 pub mod certs;
 pub mod cleanup;
 pub mod cli;
