@@ -13,7 +13,6 @@ pub mod decision;
 pub mod engine;
 pub mod facts;
 pub mod intent;
-pub mod json_string;
 pub mod policy;
 pub mod server;
 pub mod telemetry;
