@@ -36,7 +36,7 @@ use self::reviews::{Scenario, Targets, keep_leases_held};
 
 /// The allocator `forcegate serve` runs on (see src/main.rs).
 #[global_allocator]
-static ALLOCATOR: forcegate::alloc::MiMalloc = forcegate::alloc::MiMalloc;
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
 /// Distinct targets each bench rotates over.

@@ -58,7 +58,7 @@ use tokio::sync::Semaphore;
 
 /// The allocator `forcegate serve` runs on (see src/main.rs).
 #[global_allocator]
-static ALLOCATOR: forcegate::alloc::MiMalloc = forcegate::alloc::MiMalloc;
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// `forcegate serve`'s flags; those about policies and the cluster are
 /// accepted and ignored, so both servers can be started the same way.

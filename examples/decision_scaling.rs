@@ -44,7 +44,7 @@ use self::reviews::{Scenario, Targets, keep_leases_held};
 
 /// The allocator `forcegate serve` runs on (see src/main.rs).
 #[global_allocator]
-static ALLOCATOR: forcegate::alloc::MiMalloc = forcegate::alloc::MiMalloc;
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const TARGETS: usize = 64;
 /// Decisions timed per scenario, size and round.

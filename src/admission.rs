@@ -3,32 +3,28 @@
 //! The API server is strict about what it accepts back (uid echoed, v1 only,
 //! warning and audit-annotation limits), so this module is strict about what
 //! it sends: every response goes through [`respond`] and [`encode`], whether
-//! it leaves through the server or through `forcegate review`.
+//! it leaves through the server or through `forcegate review`, so both
+//! send the same bytes.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use base64::Engine as _;
-use kube::core::DynamicObject;
-use kube::core::admission::{
-    AdmissionRequest, AdmissionResponse, META_API_VERSION_V1, META_KIND, Operation,
-};
-use kube::core::{Status, TypeMeta};
+use kube::core::admission::{AdmissionRequest, META_API_VERSION_V1, META_KIND, Operation};
+use kube::core::{DynamicObject, TypeMeta};
+use serde::Serialize;
 use serde::de::IgnoredAny;
 use serde_json::Value;
 use serde_json::error::Category;
 use serde_json::value::RawValue;
 
 use crate::decision::Decision;
-use crate::json_string::write_string;
+
+mod warnings;
+
+pub use warnings::{MAX_WARNING_RUNES, MAX_WARNINGS_BYTES, clean_warning, limit_warnings};
 
 /// A decoded admission request; object and oldObject kept dynamic.
 pub type Request = AdmissionRequest<DynamicObject>;
-
-/// The API server truncates each warning past this many runes.
-pub const MAX_WARNING_RUNES: usize = 256;
-/// The API server drops warnings once their total size passes this.
-pub const MAX_WARNINGS_BYTES: usize = 4 * 1024;
 
 /// Why a body is not an AdmissionReview we can answer. Maps to a 4xx.
 #[derive(Debug, thiserror::Error)]
@@ -164,153 +160,94 @@ fn text(value: Value) -> String {
     }
 }
 
-/// A response as it is sent: kube's type, with the decision's texts kept
-/// apart and borrowed, the audit annotations named and ordered as they are
-/// written. kube keeps annotations in a `HashMap` (filling it cost a hash
-/// and two copies per annotation, only for [`encode`] to sort them again)
-/// and owns its texts (a copy of a denial's kilobytes).
-#[derive(Clone, Debug)]
-pub struct Answer<'d> {
-    /// Everything but what is kept apart below (left empty there).
-    pub response: AdmissionResponse,
-    /// Bare names (see [`audit_annotations`]) and values, sorted by name.
-    pub audit_annotations: Vec<(&'d str, &'d str)>,
-    /// A denial's `status.message`.
-    pub message: &'d str,
+/// The AdmissionReview response as it is sent, members in alphabetical
+/// order at every level (struct order, and a `BTreeMap`). kube's
+/// `AdmissionResponse` keeps audit annotations in a `HashMap` (random
+/// order), writes its patch as a number array where Go's `[]byte` reads
+/// base64, and writes every member of its `Status`.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Response<'a> {
+    pub allowed: bool,
+    /// Bare names (see [`audit_annotations`]).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub audit_annotations: BTreeMap<&'a str, &'a str>,
+    /// A JSON patch, base64.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub patch: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub patch_type: Option<&'static str>,
+    /// Only on a denial.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<Denial<'a>>,
+    pub uid: &'a str,
     /// Within the API server's limits (see [`limit_warnings`]).
-    pub warnings: Vec<Cow<'d, str>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
-impl Answer<'_> {
-    /// kube's response with everything filled in.
-    pub fn into_response(self) -> AdmissionResponse {
-        let mut response = self.response;
-        response.audit_annotations = (self.audit_annotations.into_iter())
-            .map(|(name, value)| (name.to_owned(), value.to_owned()))
-            .collect();
-        if !response.allowed {
-            response.result.message = self.message.to_owned();
-        }
-        if !self.warnings.is_empty() {
-            response.warnings = Some(self.warnings.into_iter().map(Cow::into_owned).collect());
-        }
-        response
-    }
+/// A denial's `status`: a `metav1.Status` with code 403, reason
+/// `Forbidden`, which kubectl shows as
+/// `admission webhook "..." denied the request: <message>`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Denial<'a> {
+    pub code: u16,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    pub message: &'a str,
+    pub reason: &'static str,
+    pub status: &'static str,
+}
+
+/// The envelope around a [`Response`].
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Review<'r, 'a> {
+    api_version: &'static str,
+    kind: &'static str,
+    response: &'r Response<'a>,
 }
 
 /// Build the response for `request` from `decision` (+ an optional JSON patch).
-///
-/// Denials carry code 403 / reason `Forbidden`, which kubectl shows as
-/// `admission webhook "..." denied the request: <message>`.
-pub fn respond<'d>(
-    request: &Request,
-    decision: &'d Decision,
+pub fn respond<'a>(
+    request: &'a Request,
+    decision: &'a Decision,
     patch: Option<json_patch::Patch>,
-) -> Answer<'d> {
-    let mut response = AdmissionResponse::from(request);
-    if !decision.allowed {
-        response.allowed = false;
-        // The message stays in `Answer`.
-        response.result = Status::failure("", "Forbidden").with_code(403);
-    }
-    match patch {
-        Some(patch) if !patch.0.is_empty() => {
-            // The API server rejects any patch for an operation without an
-            // object to apply it to (DELETE, CONNECT).
-            if matches!(request.operation, Operation::Create | Operation::Update) {
-                match response.clone().with_patch(patch) {
-                    Ok(patched) => response = patched,
-                    Err(err) => tracing::warn!(error = %err, "dropping unserializable patch"),
-                }
-            } else {
-                tracing::warn!(
-                    operation = ?request.operation,
-                    "dropping patch: the operation has no object to patch"
-                );
-            }
-        }
-        _ => {}
-    }
-    Answer {
-        response,
+) -> Response<'a> {
+    let patch = patch
+        .filter(|patch| !patch.0.is_empty())
+        .and_then(|patch| encode_patch(request, &patch));
+    Response {
+        allowed: decision.allowed,
         audit_annotations: audit_annotations(&decision.audit_annotations),
-        message: &decision.message,
+        patch_type: patch.is_some().then_some("JSONPatch"),
+        patch,
+        status: (!decision.allowed).then(|| Denial {
+            code: 403,
+            message: &decision.message,
+            reason: "Forbidden",
+            status: "Failure",
+        }),
+        uid: &request.uid,
         warnings: limit_warnings(&decision.warnings),
     }
 }
 
-/// Apply the API server's warning limits: printable text, at most 256 runes
-/// each, at most 4 KiB in total; anything past the budget is dropped whole.
-pub fn limit_warnings(warnings: &[String]) -> Vec<Cow<'_, str>> {
-    let mut kept = Vec::new();
-    let mut total = 0;
-    for warning in warnings {
-        // Printable ASCII, the usual case, needs no decoding of chars; a
-        // warning within the limits (the decision's always are) is
-        // borrowed as it is.
-        let text = if !is_printable_ascii(warning) && warning.contains(char::is_control) {
-            let printable: String = (warning.chars())
-                .map(|c| if c.is_control() { ' ' } else { c })
-                .collect();
-            Cow::Owned(truncate_runes(printable.trim(), MAX_WARNING_RUNES).into_owned())
-        } else {
-            truncate_runes(warning.trim(), MAX_WARNING_RUNES)
-        };
-        if text.is_empty() {
-            continue;
-        }
-        if total + text.len() > MAX_WARNINGS_BYTES {
-            break;
-        }
-        total += text.len();
-        kept.push(text);
+/// The patch as the API server reads it, if it can apply one: it rejects
+/// any patch for an operation without an object (DELETE, CONNECT).
+fn encode_patch(request: &Request, patch: &json_patch::Patch) -> Option<String> {
+    if !matches!(request.operation, Operation::Create | Operation::Update) {
+        tracing::warn!(
+            operation = ?request.operation,
+            "dropping patch: the operation has no object to patch"
+        );
+        return None;
     }
-    kept
-}
-
-/// Whether `text` is all printable ASCII (space to `~`): one pass over
-/// its bytes, where a test of its chars decodes UTF-8. Sixteen bytes are
-/// tested at once (a branch-free fold LLVM vectorizes): warnings run to
-/// 256 bytes and each is tested when cleaned and again when sent.
-pub(crate) fn is_printable_ascii(text: &str) -> bool {
-    let printable = |b: u8| (b' '..=b'~').contains(&b);
-    let mut chunks = text.as_bytes().chunks_exact(16);
-    for chunk in &mut chunks {
-        let mut bad = 0u8;
-        for &b in chunk {
-            bad |= u8::from(!printable(b));
+    match serde_json::to_vec(patch) {
+        Ok(bytes) => Some(base64::engine::general_purpose::STANDARD.encode(bytes)),
+        Err(err) => {
+            tracing::warn!(error = %err, "dropping unserializable patch");
+            None
         }
-        if bad != 0 {
-            return false;
-        }
-    }
-    chunks.remainder().iter().all(|&b| printable(b))
-}
-
-/// `text` if it has at most `max` runes, else its first `max - 1` and `…`.
-pub(crate) fn truncate_runes(text: &str, max: usize) -> Cow<'_, str> {
-    // No rune is shorter than a byte: short texts need no counting.
-    if text.len() <= max {
-        return Cow::Borrowed(text);
-    }
-    let keep = max.saturating_sub(1);
-    let cut = if text.is_ascii() {
-        // Every rune is a byte.
-        Some(keep)
-    } else if text.chars().nth(max).is_some() {
-        // More than `max` runes: cut where the last kept one ends.
-        text.char_indices().nth(keep).map(|(at, _)| at)
-    } else {
-        None
-    };
-    match cut {
-        Some(cut) => {
-            let mut cut_text = String::with_capacity(cut + '…'.len_utf8());
-            cut_text.push_str(&text[..cut]);
-            cut_text.push('…');
-            Cow::Owned(cut_text)
-        }
-        None => Cow::Borrowed(text),
     }
 }
 
@@ -318,27 +255,17 @@ pub(crate) fn truncate_runes(text: &str, max: usize) -> Cow<'_, str> {
 /// `<webhook name>/k` and drops it unless that is a qualified name, so `k`
 /// itself must be a bare name: a `prefix/` (e.g. `forcegate.dev/`) is
 /// stripped here, and keys that still are not valid names are dropped.
-/// On a clash after stripping, the first key in sorted order wins. Sorted
-/// by name, as they are written.
-pub fn audit_annotations(annotations: &BTreeMap<String, String>) -> Vec<(&str, &str)> {
-    let mut out: Vec<(&str, &str)> = Vec::with_capacity(annotations.len());
+/// On a clash after stripping, the first key in sorted order wins.
+pub fn audit_annotations(annotations: &BTreeMap<String, String>) -> BTreeMap<&str, &str> {
+    let mut out = BTreeMap::new();
     for (key, value) in annotations {
-        // A byte search: `rfind` on a char pattern costs more than the
-        // rest of the loop for keys this short.
-        let name = key
-            .bytes()
-            .rposition(|b| b == b'/')
-            .map_or(key.as_str(), |slash| &key[slash + 1..]);
+        let name = key.rsplit_once('/').map_or(key.as_str(), |(_, name)| name);
         if !is_qualified_name_part(name) {
             tracing::warn!(key = %key, "dropping audit annotation with an invalid key");
             continue;
         }
-        out.push((name, value));
+        out.entry(name).or_insert(value.as_str());
     }
-    // Keys without a prefix (all of forcegate's) come sorted already. A
-    // stable sort keeps the first key of a clash first.
-    out.sort_by(|a, b| a.0.cmp(b.0));
-    out.dedup_by(|later, first| later.0 == first.0);
     out
 }
 
@@ -359,114 +286,16 @@ fn is_qualified_name_part(name: &str) -> bool {
     }
 }
 
-/// Serialize a response review deterministically (sorted keys).
-///
-/// Written by hand rather than through kube's derive: its audit annotations
-/// live in a `HashMap` (random order; [`Answer`] keeps them sorted apart)
-/// and its patch serializes as a number array, while Go's `[]byte`
-/// convention is a base64 string. The bytes are
-/// what serde_json writes for the same review with sorted keys (a property
-/// test holds them to it); its string escaping, a byte-by-byte table walk,
-/// cost a leader's denial more instructions than the whole bare answer.
-pub fn encode(answer: &Answer<'_>) -> Vec<u8> {
-    let response = &answer.response;
-    let notes = &answer.audit_annotations;
-    let warnings = &answer.warnings;
-    let patch = (response.patch.as_ref())
-        .map(|patch| base64::engine::general_purpose::STANDARD.encode(patch));
-    // Sized for the texts up front: a denial runs to kilobytes.
-    let texts = answer.message.len()
-        + warnings.iter().map(|w| w.len()).sum::<usize>()
-        + (notes.iter())
-            .map(|(k, v)| k.len() + v.len() + 6)
-            .sum::<usize>()
-        + patch.as_ref().map_or(0, String::len)
-        + response.uid.len();
-    let mut out = String::with_capacity(texts + texts / 8 + 192);
-    // Writing to a `String` cannot fail.
-    let _ = write_review(&mut out, answer, patch.as_deref());
-    out.into_bytes()
-}
-
-/// Members in alphabetical order at every level.
-fn write_review(out: &mut String, answer: &Answer<'_>, patch: Option<&str>) -> std::fmt::Result {
-    let (response, notes, warnings) = (
-        &answer.response,
-        &answer.audit_annotations,
-        &answer.warnings,
-    );
-    out.push_str("{\"apiVersion\":");
-    write_string(out, META_API_VERSION_V1)?;
-    out.push_str(",\"kind\":");
-    write_string(out, META_KIND)?;
-    out.push_str(",\"response\":{\"allowed\":");
-    out.push_str(if response.allowed { "true" } else { "false" });
-    if !notes.is_empty() {
-        out.push_str(",\"auditAnnotations\":{");
-        for (i, (key, value)) in notes.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            write_string(out, key)?;
-            out.push(':');
-            write_string(out, value)?;
-        }
-        out.push('}');
-    }
-    if let Some(patch) = patch {
-        out.push_str(",\"patch\":");
-        write_string(out, patch)?;
-        out.push_str(",\"patchType\":\"JSONPatch\"");
-    }
-    if !response.allowed {
-        let status = &response.result;
-        out.push_str(",\"status\":{");
-        if status.code != 0 {
-            out.push_str("\"code\":");
-            push_u16(out, status.code);
-            out.push(',');
-        }
-        for (name, text) in [("message", answer.message), ("reason", &status.reason)] {
-            if !text.is_empty() {
-                write_string(out, name)?;
-                out.push(':');
-                write_string(out, text)?;
-                out.push(',');
-            }
-        }
-        out.push_str("\"status\":\"Failure\"}");
-    }
-    out.push_str(",\"uid\":");
-    write_string(out, &response.uid)?;
-    if !warnings.is_empty() {
-        out.push_str(",\"warnings\":[");
-        for (i, warning) in warnings.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            write_string(out, warning)?;
-        }
-        out.push(']');
-    }
-    out.push_str("}}");
-    Ok(())
-}
-
-/// Decimal digits, as `write!` would give them without its machinery.
-fn push_u16(out: &mut String, value: u16) {
-    let mut digits = [0u8; 5];
-    let mut rest = value;
-    let mut start = digits.len();
-    loop {
-        start -= 1;
-        digits[start] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
-    // ASCII digits.
-    out.push_str(std::str::from_utf8(&digits[start..]).unwrap_or_default());
+/// The AdmissionReview around `response`, as JSON.
+pub fn encode(response: &Response<'_>) -> Vec<u8> {
+    let review = Review {
+        api_version: META_API_VERSION_V1,
+        kind: META_KIND,
+        response,
+    };
+    // Strings, a bool, a number and string-keyed maps: nothing that
+    // serde_json can fail to write.
+    serde_json::to_vec(&review).unwrap_or_default()
 }
 
 #[cfg(test)]

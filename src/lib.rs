@@ -5,7 +5,6 @@
 //! them together and hands allowed force deletions to [`cleanup`].
 
 pub mod admission;
-pub mod alloc;
 pub mod certs;
 pub mod cleanup;
 pub mod cli;
@@ -14,7 +13,6 @@ pub mod decision;
 pub mod engine;
 pub mod facts;
 pub mod intent;
-pub mod json_string;
 pub mod policy;
 pub mod record_name;
 pub mod server;

@@ -1,3 +1,4 @@
+use super::warnings::truncate_runes;
 use super::*;
 use crate::decision::{Action, PolicyOutcome};
 use serde_json::json;
@@ -148,8 +149,8 @@ fn denial() -> Decision {
 
 #[test]
 fn denial_echoes_uid_with_403_forbidden() {
-    let decision = denial();
-    let response = respond(&request(), &decision, None);
+    let (request, decision) = (request(), denial());
+    let response = respond(&request, &decision, None);
     let review: Value = serde_json::from_slice(&encode(&response)).expect("valid JSON");
     assert_eq!(review["apiVersion"], "admission.k8s.io/v1");
     assert_eq!(review["kind"], "AdmissionReview");
@@ -179,23 +180,24 @@ fn allow_has_no_status_and_minimal_body() {
 }
 
 #[test]
-fn encoding_is_byte_identical_across_calls() {
+fn members_are_sorted_at_every_level() {
     let mut decision = denial();
     for i in 0..32 {
         decision
             .audit_annotations
             .insert(format!("key-{i}"), format!("value-{i}"));
     }
-    let first = encode(&respond(&request(), &decision, None));
-    for _ in 0..20 {
-        // A fresh HashMap per call gets a fresh random iteration order.
-        assert_eq!(encode(&respond(&request(), &decision, None)), first);
-    }
-    // Keys sorted at every level: re-serializing through serde_json's
-    // sorted map (no `preserve_order` in this build) gives the same bytes.
-    let patch: json_patch::Patch = serde_json::from_value(json!([])).expect("patch");
-    let with_patch = respond(&update_request(), &decision, Some(patch));
-    for bytes in [first, encode(&with_patch)] {
+    // Re-serializing through serde_json's sorted map (no `preserve_order`
+    // in this build) gives the same bytes.
+    let patch: json_patch::Patch = serde_json::from_value(json!([
+        {"op": "add", "path": "/metadata/annotations", "value": {"a": "b"}}
+    ]))
+    .expect("patch");
+    let (request, update) = (request(), update_request());
+    let plain = encode(&respond(&request, &decision, None));
+    let with_patch = encode(&respond(&update, &decision, Some(patch)));
+    assert!(String::from_utf8_lossy(&with_patch).contains("\"patchType\":\"JSONPatch\""));
+    for bytes in [plain, with_patch] {
         let reparsed: Value = serde_json::from_slice(&bytes).expect("JSON");
         assert_eq!(serde_json::to_vec(&reparsed).unwrap(), bytes);
     }
@@ -215,8 +217,8 @@ fn patch_is_base64_json_patch_on_update_only() {
         {"op": "add", "path": "/metadata/annotations", "value": {"forcegate.dev/cleanup": "fd-3b1f"}}
     ]))
     .expect("patch");
-    let allow = Decision::allow();
-    let response = respond(&update_request(), &allow, Some(patch.clone()));
+    let (allow, update) = (Decision::allow(), update_request());
+    let response = respond(&update, &allow, Some(patch.clone()));
     let review: Value = serde_json::from_slice(&encode(&response)).expect("JSON");
     assert_eq!(review["response"]["patchType"], "JSONPatch");
     let encoded = review["response"]["patch"].as_str().expect("base64 string");
@@ -226,11 +228,9 @@ fn patch_is_base64_json_patch_on_update_only() {
     let round_trip: json_patch::Patch = serde_json::from_slice(&decoded).expect("patch JSON");
     assert_eq!(round_trip, patch);
 
-    let on_delete = respond(&request(), &allow, Some(patch));
-    assert!(
-        on_delete.response.patch.is_none(),
-        "a DELETE cannot be patched"
-    );
+    let request = request();
+    let on_delete = respond(&request, &allow, Some(patch));
+    assert!(on_delete.patch.is_none(), "a DELETE cannot be patched");
 }
 
 #[test]
@@ -262,14 +262,17 @@ fn audit_annotation_keys_become_bare_names() {
     ]);
     assert_eq!(
         audit_annotations(&input),
-        [("break-glass", "on-call"), ("record", "fd-1")]
+        BTreeMap::from([("break-glass", "on-call"), ("record", "fd-1")])
     );
     // Two keys that strip to the same name: the first in sorted order wins.
     let clash = BTreeMap::from([
         ("z.example/record".to_owned(), "last".to_owned()),
         ("a.example/record".to_owned(), "first".to_owned()),
     ]);
-    assert_eq!(audit_annotations(&clash), [("record", "first")]);
+    assert_eq!(
+        audit_annotations(&clash),
+        BTreeMap::from([("record", "first")])
+    );
     // Stripped names are written in their own order, not their keys'.
     let reordered = BTreeMap::from([
         ("a.example/zone".to_owned(), "z".to_owned()),
@@ -278,56 +281,16 @@ fn audit_annotation_keys_become_bare_names() {
     ]);
     assert_eq!(
         audit_annotations(&reordered),
-        [("alpha", "a"), ("decision", "d"), ("zone", "z")]
+        BTreeMap::from([("alpha", "a"), ("decision", "d"), ("zone", "z")])
     );
 }
 
-/// What serde_json writes for `answer` as kube's response, with every
-/// map's keys sorted: the bytes `encode` must give.
-fn serde_reference(answer: &Answer<'_>) -> Vec<u8> {
-    let response = &answer.clone().into_response();
-    let mut body = serde_json::Map::new();
-    body.insert("allowed".into(), json!(response.allowed));
-    if !response.audit_annotations.is_empty() {
-        body.insert("auditAnnotations".into(), json!(response.audit_annotations));
-    }
-    if let Some(patch) = &response.patch {
-        let encoded = base64::engine::general_purpose::STANDARD.encode(patch);
-        body.insert("patch".into(), json!(encoded));
-        body.insert("patchType".into(), json!("JSONPatch"));
-    }
-    if !response.allowed {
-        let status = &response.result;
-        let mut fields = serde_json::Map::new();
-        if status.code != 0 {
-            fields.insert("code".into(), json!(status.code));
-        }
-        if !status.message.is_empty() {
-            fields.insert("message".into(), json!(status.message));
-        }
-        if !status.reason.is_empty() {
-            fields.insert("reason".into(), json!(status.reason));
-        }
-        fields.insert("status".into(), json!("Failure"));
-        body.insert("status".into(), Value::Object(fields));
-    }
-    body.insert("uid".into(), json!(response.uid));
-    if let Some(warnings) = response.warnings.as_ref().filter(|w| !w.is_empty()) {
-        body.insert("warnings".into(), json!(warnings));
-    }
-    let review = json!({
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "response": body,
-    });
-    serde_json::to_vec(&review).expect("a Value serializes")
-}
-
 proptest::proptest! {
-    /// The hand-written encoder gives serde_json's bytes for any texts:
-    /// denials and allows, warnings, audit annotations, patches.
+    /// For any texts (denials and allows, warnings, audit annotations,
+    /// patches) the response is JSON with its members sorted, carrying
+    /// the decision's texts.
     #[test]
-    fn encode_matches_serde_json(
+    fn encode_writes_sorted_json_of_the_decision(
         allowed in proptest::bool::ANY,
         message in "(?s).{0,200}",
         warnings in proptest::collection::vec("(?s)[ -~\n\t\"\\\\é]{0,40}", 0..4),
@@ -347,11 +310,22 @@ proptest::proptest! {
             ]))
             .expect("patch")
         });
-        let response = respond(&update_request(), &decision, patch);
-        proptest::prop_assert_eq!(
-            String::from_utf8(encode(&response)).expect("utf8"),
-            String::from_utf8(serde_reference(&response)).expect("utf8")
-        );
+        let update = update_request();
+        let bytes = encode(&respond(&update, &decision, patch));
+        let review: Value = serde_json::from_slice(&bytes).expect("JSON");
+        proptest::prop_assert_eq!(serde_json::to_vec(&review).expect("a Value serializes"), bytes);
+        let body = &review["response"];
+        proptest::prop_assert_eq!(&body["allowed"], &json!(allowed));
+        proptest::prop_assert_eq!(body.get("patch").is_some(), patched);
+        let message = body["status"]["message"].as_str().unwrap_or_default();
+        let expected = if allowed { "" } else { decision.message.as_str() };
+        proptest::prop_assert_eq!(message, expected);
+        let notes: BTreeMap<String, String> =
+            serde_json::from_value(body["auditAnnotations"].clone()).unwrap_or_default();
+        proptest::prop_assert_eq!(notes, decision.audit_annotations);
+        let sent: Vec<String> =
+            serde_json::from_value(body["warnings"].clone()).unwrap_or_default();
+        proptest::prop_assert_eq!(sent, limit_warnings(&decision.warnings));
     }
 }
 
@@ -371,12 +345,79 @@ proptest::proptest! {
     }
 }
 
+#[test]
+fn cleaning_condenses_and_limiting_notes_what_it_omits() {
+    let long = "x".repeat(300);
+    let w = clean_warning(&format!("line one\nline two {long}")).into_owned();
+    assert_eq!(w.chars().count(), MAX_WARNING_RUNES);
+    assert!(w.starts_with("line one line two"));
+    assert!(!w.contains('\n'));
+
+    let many: Vec<String> = (0..40)
+        .map(|i| format!("{i:02} {}", "y".repeat(200)))
+        .collect();
+    let fitted = limit_warnings(many);
+    let total: usize = fitted.iter().map(String::len).sum();
+    assert!(total <= MAX_WARNINGS_BYTES, "{total}");
+    assert!(
+        fitted
+            .last()
+            .is_some_and(|n| n.contains("more warning(s) omitted"))
+    );
+    assert!(
+        fitted
+            .iter()
+            .all(|w| w.chars().count() <= MAX_WARNING_RUNES)
+    );
+
+    let dup = limit_warnings(vec!["a".to_string(), "a".to_string()]);
+    assert_eq!(dup, vec!["a"]);
+}
+
+#[test]
+fn multibyte_truncation_counts_runes() {
+    let w = clean_warning(&"é".repeat(400)).into_owned();
+    assert_eq!(w.chars().count(), MAX_WARNING_RUNES);
+}
+
+/// The rule written the obvious way: controls to spaces, trim, condense
+/// runs of spaces, cut past 256 runes.
+fn clean_warning_reference(text: &str) -> String {
+    let spaced: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let mut condensed = String::new();
+    for c in spaced.trim().chars() {
+        if !(c == ' ' && condensed.ends_with(' ')) {
+            condensed.push(c);
+        }
+    }
+    if condensed.chars().count() <= MAX_WARNING_RUNES {
+        condensed
+    } else {
+        let mut cut: String = condensed.chars().take(MAX_WARNING_RUNES - 1).collect();
+        cut.push('…');
+        cut
+    }
+}
+
 proptest::proptest! {
-    /// Printable ASCII is space to `~`, wherever in a chunk of sixteen the
-    /// first other byte falls.
+    /// Around the edges the fast path skips work on: controls that are
+    /// also whitespace (`\u{85}`), whitespace that is not a space
+    /// (`\u{a0}`), runs of spaces, multi-byte runes at the cut.
     #[test]
-    fn printable_ascii_is_space_to_tilde(text in "(?s)[ -~]{0,40}[\x00-\x1f\x7fé]?[ -~]{0,40}") {
-        let expected = text.bytes().all(|b| (b' '..=b'~').contains(&b));
-        proptest::prop_assert_eq!(is_printable_ascii(&text), expected);
+    fn clean_warning_matches_the_plain_rule(
+        parts in proptest::collection::vec(
+            proptest::sample::select(vec![
+                "a", "word", " ", "  ", "\n", "\t", "\u{0}", "\u{85}", "\u{a0}",
+                "é", "日本", "🙂", "\u{2028}", "\u{1b}[0m",
+            ]),
+            0..120,
+        ),
+        repeat in 1usize..4,
+    ) {
+        let text = parts.concat().repeat(repeat);
+        proptest::prop_assert_eq!(clean_warning(&text), clean_warning_reference(&text));
     }
 }

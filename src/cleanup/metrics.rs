@@ -1,7 +1,5 @@
 //! Cleanup metrics: records written, verification phases, the verifier's lease.
 
-use std::sync::{Arc, OnceLock};
-
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -18,7 +16,6 @@ pub struct PhaseLabels {
 
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
 pub enum Backend {
-    // Discriminants index `RecordSeries`.
     Kube,
     Journal,
 }
@@ -34,7 +31,6 @@ impl Backend {
 
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
 pub enum RecordResult {
-    // Discriminants index `RecordSeries`.
     /// A new record was written.
     Created,
     /// The record already existed (a repeated admission call or a retry).
@@ -79,16 +75,6 @@ pub struct CleanupMetrics {
     record_duration: HistogramFamily<BackendLabels>,
     reconciles: Family<ReconcileLabels, Counter>,
     leader: Gauge,
-    series: Arc<RecordSeries>,
-}
-
-/// The record series by backend and result, each looked up in its family
-/// once: a lookup hashes the labels under a lock, and the journal counts
-/// a record found on every repeated strip.
-#[derive(Debug, Default)]
-struct RecordSeries {
-    records: [[OnceLock<Counter>; 3]; 2],
-    durations: [OnceLock<Histogram>; 2],
 }
 
 impl Default for CleanupMetrics {
@@ -100,7 +86,6 @@ impl Default for CleanupMetrics {
             record_duration: Family::new_with_constructor(record_duration_histogram),
             reconciles: Family::default(),
             leader: Gauge::default(),
-            series: Arc::default(),
         }
     }
 }
@@ -147,22 +132,16 @@ impl CleanupMetrics {
     }
 
     pub fn observe_record(&self, backend: Backend, result: RecordResult, seconds: f64) {
-        let series = &self.series;
-        let records = series.records[backend as usize][result as usize].get_or_init(|| {
-            let labels = RecordLabels {
-                backend: backend.as_str(),
+        let backend = backend.as_str();
+        self.records
+            .get_or_create(&RecordLabels {
+                backend,
                 result: result.as_str(),
-            };
-            self.records.get_or_create(&labels).clone()
-        });
-        records.inc();
-        let duration = series.durations[backend as usize].get_or_init(|| {
-            let labels = BackendLabels {
-                backend: backend.as_str(),
-            };
-            self.record_duration.get_or_create(&labels).clone()
-        });
-        duration.observe(seconds);
+            })
+            .inc();
+        self.record_duration
+            .get_or_create(&BackendLabels { backend })
+            .observe(seconds);
     }
 
     /// Replace the per-phase counts (every phase is always present).

@@ -6,110 +6,89 @@
 
 use std::fmt;
 
-/// Every kind a [`ClusterView`](super::ClusterView) indexes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Kind {
-    Pod,
-    Node,
-    Lease,
-    VolumeAttachment,
-    PersistentVolumeClaim,
-    PersistentVolume,
-    Job,
-    CronJob,
-    StatefulSet,
-    ReplicaSet,
-    Deployment,
-    EndpointSlice,
-    Namespace,
-    /// Metadata only: legacy leader annotations and namespace counts.
-    ConfigMap,
-    /// Metadata only: legacy leader annotations and namespace counts.
-    Endpoints,
+/// The one list of kinds the cluster view indexes, handed to the macro
+/// `$then`: each kind's name (the Kubernetes kind, and its variant of
+/// [`Kind`] and of [`Object`](super::Object)), API group and plural
+/// resource. A `typed` kind is decoded as its k8s-openapi type into the
+/// record of the same name; a `metadata_only` kind keeps its metadata in a
+/// [`MetadataOnly`](super::record::MetadataOnly) record (legacy leader
+/// annotations and namespace counts).
+macro_rules! for_each_kind {
+    ($then:ident) => {
+        $then! {
+            typed: [
+                Pod "" "pods",
+                Node "" "nodes",
+                Lease "coordination.k8s.io" "leases",
+                VolumeAttachment "storage.k8s.io" "volumeattachments",
+                PersistentVolumeClaim "" "persistentvolumeclaims",
+                PersistentVolume "" "persistentvolumes",
+                Job "batch" "jobs",
+                CronJob "batch" "cronjobs",
+                StatefulSet "apps" "statefulsets",
+                ReplicaSet "apps" "replicasets",
+                Deployment "apps" "deployments",
+                EndpointSlice "discovery.k8s.io" "endpointslices",
+                Namespace "" "namespaces",
+            ],
+            metadata_only: [
+                ConfigMap "" "configmaps",
+                Endpoints "" "endpoints",
+            ],
+        }
+    };
+}
+pub(crate) use for_each_kind;
+
+macro_rules! define_kind {
+    (
+        typed: [$($typed:ident $typed_group:literal $typed_resource:literal,)*],
+        metadata_only: [$($meta:ident $meta_group:literal $meta_resource:literal,)*],
+    ) => {
+        /// Every kind a [`ClusterView`](super::ClusterView) indexes.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Kind {
+            $($typed,)*
+            $($meta,)*
+        }
+
+        impl Kind {
+            pub const ALL: [Kind; [$(Kind::$typed,)* $(Kind::$meta,)*].len()] =
+                [$(Kind::$typed,)* $(Kind::$meta,)*];
+
+            /// The Kubernetes `kind`, e.g. `PersistentVolumeClaim`.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Kind::$typed => stringify!($typed),)*
+                    $(Kind::$meta => stringify!($meta),)*
+                }
+            }
+
+            /// API group (`""` for core).
+            pub fn group(self) -> &'static str {
+                match self {
+                    $(Kind::$typed => $typed_group,)*
+                    $(Kind::$meta => $meta_group,)*
+                }
+            }
+
+            /// Plural resource name, as RBAC rules and URLs spell it.
+            pub fn resource(self) -> &'static str {
+                match self {
+                    $(Kind::$typed => $typed_resource,)*
+                    $(Kind::$meta => $meta_resource,)*
+                }
+            }
+        }
+    };
 }
 
-impl Kind {
-    pub const ALL: [Kind; 15] = [
-        Kind::Pod,
-        Kind::Node,
-        Kind::Lease,
-        Kind::VolumeAttachment,
-        Kind::PersistentVolumeClaim,
-        Kind::PersistentVolume,
-        Kind::Job,
-        Kind::CronJob,
-        Kind::StatefulSet,
-        Kind::ReplicaSet,
-        Kind::Deployment,
-        Kind::EndpointSlice,
-        Kind::Namespace,
-        Kind::ConfigMap,
-        Kind::Endpoints,
-    ];
+for_each_kind!(define_kind);
 
+impl Kind {
     /// Dense index for per-kind arrays.
     pub fn ordinal(self) -> usize {
         self as usize
-    }
-
-    /// The Kubernetes `kind`, e.g. `PersistentVolumeClaim`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Pod => "Pod",
-            Kind::Node => "Node",
-            Kind::Lease => "Lease",
-            Kind::VolumeAttachment => "VolumeAttachment",
-            Kind::PersistentVolumeClaim => "PersistentVolumeClaim",
-            Kind::PersistentVolume => "PersistentVolume",
-            Kind::Job => "Job",
-            Kind::CronJob => "CronJob",
-            Kind::StatefulSet => "StatefulSet",
-            Kind::ReplicaSet => "ReplicaSet",
-            Kind::Deployment => "Deployment",
-            Kind::EndpointSlice => "EndpointSlice",
-            Kind::Namespace => "Namespace",
-            Kind::ConfigMap => "ConfigMap",
-            Kind::Endpoints => "Endpoints",
-        }
-    }
-
-    /// API group (`""` for core).
-    pub fn group(self) -> &'static str {
-        match self {
-            Kind::Pod
-            | Kind::Node
-            | Kind::PersistentVolumeClaim
-            | Kind::PersistentVolume
-            | Kind::Namespace
-            | Kind::ConfigMap
-            | Kind::Endpoints => "",
-            Kind::Lease => "coordination.k8s.io",
-            Kind::VolumeAttachment => "storage.k8s.io",
-            Kind::Job | Kind::CronJob => "batch",
-            Kind::StatefulSet | Kind::ReplicaSet | Kind::Deployment => "apps",
-            Kind::EndpointSlice => "discovery.k8s.io",
-        }
-    }
-
-    /// Plural resource name, as RBAC rules and URLs spell it.
-    pub fn resource(self) -> &'static str {
-        match self {
-            Kind::Pod => "pods",
-            Kind::Node => "nodes",
-            Kind::Lease => "leases",
-            Kind::VolumeAttachment => "volumeattachments",
-            Kind::PersistentVolumeClaim => "persistentvolumeclaims",
-            Kind::PersistentVolume => "persistentvolumes",
-            Kind::Job => "jobs",
-            Kind::CronJob => "cronjobs",
-            Kind::StatefulSet => "statefulsets",
-            Kind::ReplicaSet => "replicasets",
-            Kind::Deployment => "deployments",
-            Kind::EndpointSlice => "endpointslices",
-            Kind::Namespace => "namespaces",
-            Kind::ConfigMap => "configmaps",
-            Kind::Endpoints => "endpoints",
-        }
     }
 
     /// Cluster-scoped kinds have no namespace and are not counted per namespace.

@@ -13,7 +13,7 @@ use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::storage::v1::VolumeAttachment;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use super::kind::Kind;
+use super::kind::{Kind, for_each_kind};
 use super::record::{self, Meta};
 
 /// Where an object lives: namespace (empty for cluster-scoped kinds) and name.
@@ -100,69 +100,58 @@ impl std::fmt::Display for ObjectKey {
     }
 }
 
-/// A known object, as the index stores it: a compact [`record`] behind an
-/// `Arc`, so batches move as pointers and lookups hand out shared copies.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Object {
-    Pod(Arc<record::Pod>),
-    Node(Arc<record::Node>),
-    Lease(Arc<record::Lease>),
-    VolumeAttachment(Arc<record::VolumeAttachment>),
-    PersistentVolumeClaim(Arc<record::PersistentVolumeClaim>),
-    PersistentVolume(Arc<record::PersistentVolume>),
-    Job(Arc<record::Job>),
-    CronJob(Arc<record::CronJob>),
-    StatefulSet(Arc<record::StatefulSet>),
-    ReplicaSet(Arc<record::ReplicaSet>),
-    Deployment(Arc<record::Deployment>),
-    EndpointSlice(Arc<record::EndpointSlice>),
-    Namespace(Arc<record::Namespace>),
-    /// Metadata only: legacy leader annotations and namespace counts.
-    ConfigMap(Arc<record::MetadataOnly>),
-    /// Metadata only: legacy leader annotations and namespace counts.
-    Endpoints(Arc<record::MetadataOnly>),
+macro_rules! define_object {
+    (
+        typed: [$($typed:ident $typed_group:literal $typed_resource:literal,)*],
+        metadata_only: [$($meta:ident $meta_group:literal $meta_resource:literal,)*],
+    ) => {
+        /// A known object, as the index stores it: a compact [`record`]
+        /// behind an `Arc`, so batches move as pointers and lookups hand out
+        /// shared copies. One variant per [`Kind`].
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum Object {
+            $($typed(Arc<record::$typed>),)*
+            $($meta(Arc<record::MetadataOnly>),)*
+        }
+
+        impl Object {
+            pub fn kind(&self) -> Kind {
+                match self {
+                    $(Object::$typed(_) => Kind::$typed,)*
+                    $(Object::$meta(_) => Kind::$meta,)*
+                }
+            }
+
+            pub fn meta(&self) -> &Meta {
+                match self {
+                    $(Object::$typed(o) => &o.meta,)*
+                    $(Object::$meta(o) => &o.meta,)*
+                }
+            }
+
+            /// Decode `value` as the k8s-openapi type of `kind`, or only its
+            /// metadata for a metadata-only kind.
+            fn decode(kind: Kind, value: serde_json::Value) -> Result<Object, serde_json::Error> {
+                match kind {
+                    $(Kind::$typed => serde_json::from_value::<$typed>(value).map(Into::into),)*
+                    $(Kind::$meta => Ok(Object::$meta(Arc::new(metadata_of(value)?.into()))),)*
+                }
+            }
+        }
+
+        $(
+            impl From<$typed> for Object {
+                fn from(object: $typed) -> Object {
+                    Object::$typed(Arc::new(object.into()))
+                }
+            }
+        )*
+    };
 }
 
+for_each_kind!(define_object);
+
 impl Object {
-    pub fn kind(&self) -> Kind {
-        match self {
-            Object::Pod(_) => Kind::Pod,
-            Object::Node(_) => Kind::Node,
-            Object::Lease(_) => Kind::Lease,
-            Object::VolumeAttachment(_) => Kind::VolumeAttachment,
-            Object::PersistentVolumeClaim(_) => Kind::PersistentVolumeClaim,
-            Object::PersistentVolume(_) => Kind::PersistentVolume,
-            Object::Job(_) => Kind::Job,
-            Object::CronJob(_) => Kind::CronJob,
-            Object::StatefulSet(_) => Kind::StatefulSet,
-            Object::ReplicaSet(_) => Kind::ReplicaSet,
-            Object::Deployment(_) => Kind::Deployment,
-            Object::EndpointSlice(_) => Kind::EndpointSlice,
-            Object::Namespace(_) => Kind::Namespace,
-            Object::ConfigMap(_) => Kind::ConfigMap,
-            Object::Endpoints(_) => Kind::Endpoints,
-        }
-    }
-
-    pub fn meta(&self) -> &Meta {
-        match self {
-            Object::Pod(o) => &o.meta,
-            Object::Node(o) => &o.meta,
-            Object::Lease(o) => &o.meta,
-            Object::VolumeAttachment(o) => &o.meta,
-            Object::PersistentVolumeClaim(o) => &o.meta,
-            Object::PersistentVolume(o) => &o.meta,
-            Object::Job(o) => &o.meta,
-            Object::CronJob(o) => &o.meta,
-            Object::StatefulSet(o) => &o.meta,
-            Object::ReplicaSet(o) => &o.meta,
-            Object::Deployment(o) => &o.meta,
-            Object::EndpointSlice(o) => &o.meta,
-            Object::Namespace(o) => &o.meta,
-            Object::ConfigMap(o) | Object::Endpoints(o) => &o.meta,
-        }
-    }
-
     /// Namespace (empty for cluster-scoped kinds) and name.
     pub fn key(&self) -> ObjectKey {
         let meta = self.meta();
@@ -194,29 +183,7 @@ impl Object {
                 meta.remove("managedFields");
             }
         }
-        fn decode<T: serde::de::DeserializeOwned + Into<Object>>(
-            value: serde_json::Value,
-        ) -> Result<Object, serde_json::Error> {
-            serde_json::from_value::<T>(value).map(Into::into)
-        }
-        match kind {
-            Kind::Pod => decode::<Pod>(value),
-            Kind::Node => decode::<Node>(value),
-            Kind::Lease => decode::<Lease>(value),
-            Kind::VolumeAttachment => decode::<VolumeAttachment>(value),
-            Kind::PersistentVolumeClaim => decode::<PersistentVolumeClaim>(value),
-            Kind::PersistentVolume => decode::<PersistentVolume>(value),
-            Kind::Job => decode::<Job>(value),
-            Kind::CronJob => decode::<CronJob>(value),
-            Kind::StatefulSet => decode::<StatefulSet>(value),
-            Kind::ReplicaSet => decode::<ReplicaSet>(value),
-            Kind::Deployment => decode::<Deployment>(value),
-            Kind::EndpointSlice => decode::<EndpointSlice>(value),
-            Kind::Namespace => decode::<Namespace>(value),
-            Kind::ConfigMap | Kind::Endpoints => {
-                Ok(Object::metadata_only(kind, metadata_of(value)?))
-            }
-        }
+        Object::decode(kind, value)
     }
 
     /// A ConfigMap or Endpoints known by its metadata alone.
@@ -227,32 +194,6 @@ impl Object {
             _ => Object::Endpoints(record),
         }
     }
-}
-
-macro_rules! from_k8s {
-    ($($ty:ident,)*) => {$(
-        impl From<$ty> for Object {
-            fn from(object: $ty) -> Object {
-                Object::$ty(Arc::new(object.into()))
-            }
-        }
-    )*};
-}
-
-from_k8s! {
-    Pod,
-    Node,
-    Lease,
-    VolumeAttachment,
-    PersistentVolumeClaim,
-    PersistentVolume,
-    Job,
-    CronJob,
-    StatefulSet,
-    ReplicaSet,
-    Deployment,
-    EndpointSlice,
-    Namespace,
 }
 
 /// Only `metadata` of a metadata-only kind is decoded; `data` is never read.

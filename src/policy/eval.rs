@@ -264,7 +264,7 @@ fn assemble(input: &EvalInput<'_>, scope: &Scope<'_>, fired: Vec<Fired<'_>>) -> 
         }
         .into(),
     );
-    decision.warnings = message::fit_warnings(warnings);
+    decision.warnings = crate::admission::limit_warnings(warnings);
     decision.outcomes = fired.into_iter().map(|f| f.outcome).collect();
     decision
 }

@@ -6,14 +6,10 @@
 //! Holes are parsed when the policy loads, so a typo is a load error with a
 //! location, not a broken message at 3 a.m.
 
-use std::borrow::Cow;
-
 use serde_json::Value;
 
 use super::condition::{self, Scope, Selection};
-use crate::admission::{is_printable_ascii, truncate_runes};
-
-pub use crate::admission::{MAX_WARNING_RUNES, MAX_WARNINGS_BYTES};
+pub use crate::admission::{MAX_WARNING_RUNES, MAX_WARNINGS_BYTES, clean_warning};
 /// Shown for a hole whose value is absent.
 pub const ABSENT: &str = "<none>";
 /// Shown for a hole reading a fact group the cluster view could not answer.
@@ -187,70 +183,6 @@ fn push_joined<'v>(out: &mut String, values: impl IntoIterator<Item = &'v Value>
     }
 }
 
-/// One warning as kube-apiserver accepts it: no control characters (it is
-/// an HTTP header value), spaces condensed, and at most 256 runes.
-pub fn clean_warning(text: &str) -> Cow<'_, str> {
-    // Printable ASCII, the usual case, has spaces for its only whitespace
-    // and no control characters: no chars to decode.
-    let plain = is_printable_ascii(text);
-    // Control characters read as spaces, so the ends lose them like spaces.
-    let text = if plain {
-        text.trim_matches(' ')
-    } else {
-        text.trim_matches(|c: char| c.is_whitespace() || c.is_control())
-    };
-    if text.contains("  ") || (!plain && text.contains(|c: char| c.is_control())) {
-        Cow::Owned(truncate_runes(&condense_spaces(text), MAX_WARNING_RUNES).into_owned())
-    } else {
-        truncate_runes(text, MAX_WARNING_RUNES)
-    }
-}
-
-/// Control characters as spaces, runs of spaces as one.
-fn condense_spaces(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut last_space = false;
-    for c in text.chars() {
-        let c = if c.is_control() { ' ' } else { c };
-        if c != ' ' || !last_space {
-            out.push(c);
-        }
-        last_space = c == ' ';
-    }
-    out
-}
-
-/// Clean each warning, drop duplicates, and keep the total within 4 KiB,
-/// ending with a note saying how many were left out.
-pub fn fit_warnings(warnings: impl IntoIterator<Item = String>) -> Vec<String> {
-    let mut cleaned: Vec<String> = Vec::new();
-    for w in warnings {
-        // Kept as it is when already clean (the usual case), not copied.
-        let changed = match clean_warning(&w) {
-            Cow::Borrowed(clean) if clean.len() == w.len() => None,
-            clean => Some(clean.into_owned()),
-        };
-        let w = changed.unwrap_or(w);
-        if !w.is_empty() && !cleaned.contains(&w) {
-            cleaned.push(w);
-        }
-    }
-    let total = |ws: &[String]| ws.iter().map(String::len).sum::<usize>();
-    if total(&cleaned) <= MAX_WARNINGS_BYTES {
-        return cleaned;
-    }
-    let count = cleaned.len();
-    loop {
-        let omitted = count - cleaned.len() + 1;
-        let note = format!("forcegate: {omitted} more warning(s) omitted; see the audit log");
-        cleaned.pop();
-        if total(&cleaned) + note.len() <= MAX_WARNINGS_BYTES {
-            cleaned.push(note);
-            return cleaned;
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -347,82 +279,5 @@ mod tests {
                 .contains("unknown filter")
         );
         assert_eq!(Template::parse("a {{ }}").unwrap_err().0, 2);
-    }
-
-    #[test]
-    fn warnings_respect_api_server_limits() {
-        let long = "x".repeat(300);
-        let w = clean_warning(&format!("line one\nline two {long}")).into_owned();
-        assert_eq!(w.chars().count(), MAX_WARNING_RUNES);
-        assert!(w.starts_with("line one line two"));
-        assert!(!w.contains('\n'));
-
-        let many: Vec<String> = (0..40)
-            .map(|i| format!("{i:02} {}", "y".repeat(200)))
-            .collect();
-        let fitted = fit_warnings(many);
-        let total: usize = fitted.iter().map(String::len).sum();
-        assert!(total <= MAX_WARNINGS_BYTES, "{total}");
-        assert!(
-            fitted
-                .last()
-                .is_some_and(|n| n.contains("more warning(s) omitted"))
-        );
-        assert!(
-            fitted
-                .iter()
-                .all(|w| w.chars().count() <= MAX_WARNING_RUNES)
-        );
-
-        let dup = fit_warnings(vec!["a".to_string(), "a".to_string()]);
-        assert_eq!(dup, vec!["a"]);
-    }
-
-    #[test]
-    fn multibyte_truncation_counts_runes() {
-        let w = clean_warning(&"é".repeat(400)).into_owned();
-        assert_eq!(w.chars().count(), MAX_WARNING_RUNES);
-    }
-
-    /// The rule written the obvious way: controls to spaces, trim, condense
-    /// runs of spaces, cut past 256 runes.
-    fn clean_warning_reference(text: &str) -> String {
-        let spaced: String = text
-            .chars()
-            .map(|c| if c.is_control() { ' ' } else { c })
-            .collect();
-        let mut condensed = String::new();
-        for c in spaced.trim().chars() {
-            if !(c == ' ' && condensed.ends_with(' ')) {
-                condensed.push(c);
-            }
-        }
-        if condensed.chars().count() <= MAX_WARNING_RUNES {
-            condensed
-        } else {
-            let mut cut: String = condensed.chars().take(MAX_WARNING_RUNES - 1).collect();
-            cut.push('…');
-            cut
-        }
-    }
-
-    proptest::proptest! {
-        /// Around the edges the fast path skips work on: controls that are
-        /// also whitespace (`\u{85}`), whitespace that is not a space
-        /// (`\u{a0}`), runs of spaces, multi-byte runes at the cut.
-        #[test]
-        fn clean_warning_matches_the_plain_rule(
-            parts in proptest::collection::vec(
-                proptest::sample::select(vec![
-                    "a", "word", " ", "  ", "\n", "\t", "\u{0}", "\u{85}", "\u{a0}",
-                    "é", "日本", "🙂", "\u{2028}", "\u{1b}[0m",
-                ]),
-                0..120,
-            ),
-            repeat in 1usize..4,
-        ) {
-            let text = parts.concat().repeat(repeat);
-            proptest::prop_assert_eq!(clean_warning(&text), clean_warning_reference(&text));
-        }
     }
 }

@@ -1,17 +1,13 @@
 //! Policy metrics: reloads by result, the size of the set in force, and
 //! which policies fire with which action.
 
-use std::sync::{Arc, OnceLock};
-
-use arc_swap::ArcSwap;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
-use crate::cluster::index::FastMap;
-use crate::decision::{Action, Decision};
+use crate::decision::Decision;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ReloadLabels {
@@ -28,26 +24,16 @@ pub struct OutcomeLabels {
     pub unknown: &'static str,
 }
 
-/// An outcome series per action and per `unknown`: `Deny`, `Warn`,
-/// `Record`, each known then unknown.
-const SLOTS: usize = 6;
-
-/// A policy's outcome counters, each created the first time it counts.
-type Slots = [OnceLock<Counter>; SLOTS];
-
 /// Handles are cheap clones sharing the same series.
 #[derive(Clone, Debug, Default)]
 pub struct PolicyMetrics {
     reloads: Family<ReloadLabels, Counter>,
     loaded: Gauge,
     last_success: Gauge,
+    /// Only series that fired are exported: policy names come and go with
+    /// reloads.
     outcomes: Family<OutcomeLabels, Counter>,
     break_glass: Counter,
-    /// The `outcomes` series by policy name. Counting through the family
-    /// copies the name into a label set, hashes it and takes the family's
-    /// lock, for every policy that fires; this map is read without a lock
-    /// or a copy, and changes once per policy name.
-    by_policy: Arc<ArcSwap<FastMap<Box<str>, Arc<Slots>>>>,
 }
 
 impl PolicyMetrics {
@@ -107,41 +93,13 @@ impl PolicyMetrics {
             self.break_glass.inc();
         }
         for outcome in &decision.outcomes {
-            let first = match outcome.action {
-                Action::Deny => 0,
-                Action::Warn => 2,
-                Action::Record => 4,
+            let labels = OutcomeLabels {
+                policy: outcome.policy.to_string(),
+                action: outcome.action.as_str(),
+                unknown: if outcome.unknown { "true" } else { "false" },
             };
-            let slot = first + usize::from(outcome.unknown);
-            let action = outcome.action.as_str();
-            let count = |slots: &Slots| {
-                slots[slot]
-                    .get_or_init(|| {
-                        self.outcomes.get_or_create_owned(&OutcomeLabels {
-                            policy: outcome.policy.to_string(),
-                            action,
-                            unknown: if outcome.unknown { "true" } else { "false" },
-                        })
-                    })
-                    .inc();
-            };
-            match self.by_policy.load().get(&*outcome.policy) {
-                Some(slots) => count(slots),
-                None => count(&self.slots_for(&outcome.policy)),
-            }
+            self.outcomes.get_or_create(&labels).inc();
         }
-    }
-
-    /// The slots of `policy`, added to the map if it has none yet.
-    fn slots_for(&self, policy: &str) -> Arc<Slots> {
-        let mut found = None;
-        self.by_policy.rcu(|map| {
-            let mut map = FastMap::clone(map);
-            let slots = map.entry(policy.into()).or_default();
-            found = Some(Arc::clone(slots));
-            map
-        });
-        found.unwrap_or_default()
     }
 
     /// Reload counts so far, for tests: (success, failure).
@@ -154,6 +112,7 @@ impl PolicyMetrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::decision::Action;
     use prometheus_client::encoding::text::encode;
 
     #[test]

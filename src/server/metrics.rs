@@ -44,66 +44,20 @@ struct ResultLabels {
     result: &'static str,
 }
 
-/// The endpoints whose series exist from the start, in index order.
+/// The endpoints whose series exist from the start.
 const ENDPOINTS: [&str; 2] = ["validate", "mutate"];
 
-/// Request metrics of the admission endpoints.
+/// Request metrics of the admission endpoints. Every (endpoint, intent,
+/// decision) and endpoint series is created at registration, so each is
+/// exported from zero.
 #[derive(Clone)]
 pub struct Metrics {
     requests: Family<DecisionLabels, Counter>,
     duration: Family<EndpointLabels, Histogram>,
-    /// Handles of every (endpoint, intent, decision) and endpoint series,
-    /// created at start: each is exported from zero, and counting a request
-    /// is an atomic add instead of a lock and a hash of its labels.
-    handles: Arc<Handles>,
     bad_requests: Family<ReasonLabels, Counter>,
     errors: Family<ReasonLabels, Counter>,
     in_flight: Gauge,
     pub tls: TlsMetrics,
-}
-
-struct Handles {
-    /// Indexed by [`Handles::request_index`].
-    requests: Vec<Counter>,
-    /// Indexed like [`ENDPOINTS`].
-    duration: Vec<Histogram>,
-}
-
-impl Handles {
-    fn create(
-        requests: &Family<DecisionLabels, Counter>,
-        duration: &Family<EndpointLabels, Histogram>,
-    ) -> Self {
-        let mut handles = Handles {
-            requests: Vec::new(),
-            duration: Vec::new(),
-        };
-        for endpoint in ENDPOINTS {
-            for intent in IntentKind::NAMES {
-                for decision in ["allowed", "denied"] {
-                    let labels = DecisionLabels {
-                        endpoint,
-                        intent,
-                        decision,
-                    };
-                    handles.requests.push(requests.get_or_create_owned(&labels));
-                }
-            }
-            let labels = EndpointLabels { endpoint };
-            handles.duration.push(duration.get_or_create_owned(&labels));
-        }
-        handles
-    }
-
-    fn endpoint_index(endpoint: &str) -> Option<usize> {
-        ENDPOINTS.iter().position(|e| *e == endpoint)
-    }
-
-    fn request_index(endpoint: &str, intent: &str, allowed: bool) -> Option<usize> {
-        let endpoint = Self::endpoint_index(endpoint)?;
-        let intent = IntentKind::NAMES.iter().position(|i| *i == intent)?;
-        Some((endpoint * IntentKind::NAMES.len() + intent) * 2 + usize::from(!allowed))
-    }
 }
 
 /// Serving-certificate metrics, updated by the reloader.
@@ -117,11 +71,22 @@ pub struct TlsMetrics {
 impl Metrics {
     /// Register the server's metrics (and build info) into `registry`.
     pub fn register(registry: &mut Registry) -> Self {
-        let requests = Family::default();
+        let requests: Family<DecisionLabels, Counter> = Family::default();
         let duration: Family<EndpointLabels, Histogram> =
             Family::new_with_constructor(|| Histogram::new(DURATION_BUCKETS));
+        for endpoint in ENDPOINTS {
+            for intent in IntentKind::NAMES {
+                for decision in ["allowed", "denied"] {
+                    requests.get_or_create_owned(&DecisionLabels {
+                        endpoint,
+                        intent,
+                        decision,
+                    });
+                }
+            }
+            duration.get_or_create_owned(&EndpointLabels { endpoint });
+        }
         let metrics = Self {
-            handles: Arc::new(Handles::create(&requests, &duration)),
             requests,
             duration,
             bad_requests: Family::default(),
@@ -186,10 +151,6 @@ impl Metrics {
     }
 
     pub fn decided(&self, endpoint: &'static str, intent: &'static str, allowed: bool) {
-        if let Some(i) = Handles::request_index(endpoint, intent, allowed) {
-            self.handles.requests[i].inc();
-            return;
-        }
         let decision = if allowed { "allowed" } else { "denied" };
         self.requests
             .get_or_create(&DecisionLabels {
@@ -201,10 +162,6 @@ impl Metrics {
     }
 
     pub fn observe_duration(&self, endpoint: &'static str, seconds: f64) {
-        if let Some(i) = Handles::endpoint_index(endpoint) {
-            self.handles.duration[i].observe(seconds);
-            return;
-        }
         self.duration
             .get_or_create(&EndpointLabels { endpoint })
             .observe(seconds);

@@ -4,23 +4,22 @@
 //! prints the caBundle, `review` prints responses) stay pipeable.
 //!
 //! Lines are buffered and written by a background thread (see
-//! [`batched`]): written from the request path, a decision log line cost a
-//! `write(2)` per admission; behind a queue, a thread wake-up per admission.
-//! No line is dropped, and the returned guard flushes on exit. JSON lines
-//! are written by [`json::JsonLines`], in tracing-subscriber's JSON shape.
+//! [`batched`]): no line is dropped, and the returned guard flushes on
+//! exit. JSON lines are tracing-subscriber's, one object per event with
+//! the event's fields at the top level.
 
 use std::io::{IsTerminal, Stderr};
 
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::fmt::MakeWriter;
+use tracing_subscriber::fmt::SubscriberBuilder;
+use tracing_subscriber::fmt::format::{DefaultFields, Format, Json, JsonFields};
 
 use crate::cli::LogFormat;
 
 mod batched;
 #[cfg(test)]
 mod captured;
-mod json;
-
-pub use json::JsonLines;
 
 pub use batched::FlushGuard;
 
@@ -46,10 +45,82 @@ pub fn init(format: LogFormat) -> std::io::Result<FlushGuard<Stderr>> {
             .with_target(false)
             .with_ansi(std::io::stderr().is_terminal())
             .try_init(),
-        LogFormat::Json => builder.event_format(json::JsonLines).try_init(),
+        LogFormat::Json => json_lines(builder).try_init(),
     };
     if installed.is_err() {
         tracing::debug!("a tracing subscriber was already installed");
     }
     Ok(guard)
+}
+
+/// `timestamp`, `level`, the event's fields (`message` among them), then
+/// `target`; spans are left out (forcegate logs none that matter).
+fn json_lines<F, W>(
+    builder: SubscriberBuilder<DefaultFields, Format, F, W>,
+) -> SubscriberBuilder<JsonFields, Format<Json>, F, W>
+where
+    W: for<'a> MakeWriter<'a> + 'static,
+{
+    builder
+        .json()
+        .flatten_event(true)
+        .with_current_span(false)
+        .with_span_list(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use captured::Captured;
+
+    /// One object per line, fields at the top level in the documented
+    /// order (docs/operations.md, "Logs"), escapes and numbers as JSON.
+    #[test]
+    fn json_lines_have_the_documented_shape() {
+        let sink = Captured::default();
+        let subscriber = json_lines(tracing_subscriber::fmt().with_writer(sink.clone())).finish();
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::info!(
+                uid = "705ab4f5",
+                decision = "denied",
+                break_glass = false,
+                duration_ms = 0.042,
+                error = %"line one\n\"two\"",
+                "admission decision"
+            );
+        });
+        let text = sink.text();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 1, "{text}");
+        let line: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(lines[0]).expect("a JSON object");
+        let keys: Vec<&str> = line.keys().map(String::as_str).collect();
+        let mut sorted = keys.clone();
+        sorted.sort_unstable();
+        let mut expected = vec![
+            "break_glass",
+            "decision",
+            "duration_ms",
+            "error",
+            "level",
+            "message",
+            "target",
+            "timestamp",
+            "uid",
+        ];
+        expected.sort_unstable();
+        assert_eq!(sorted, expected, "{text}");
+        assert!(lines[0].starts_with("{\"timestamp\":\""), "{text}");
+        assert!(lines[0].contains("\",\"level\":\"INFO\","), "{text}");
+        assert!(
+            lines[0].ends_with(",\"target\":\"forcegate::telemetry::tests\"}"),
+            "{text}"
+        );
+        assert_eq!(line["message"], "admission decision");
+        assert_eq!(line["break_glass"], false);
+        assert_eq!(line["duration_ms"], 0.042);
+        assert_eq!(line["error"], "line one\n\"two\"");
+        let stamp = line["timestamp"].as_str().expect("timestamp");
+        assert_eq!(stamp.len(), "2026-12-05T07:30:00.123456Z".len(), "{stamp}");
+    }
 }

@@ -25,6 +25,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference}
 use k8s_openapi::jiff::Timestamp;
 use kube::core::DynamicObject;
 
+use super::kind::for_each_kind;
+
 /// Identity every record carries (`metadata.namespace`, `name`, `uid`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Meta {
@@ -61,8 +63,11 @@ pub trait Record {
 }
 
 macro_rules! records {
-    ($($ty:ty,)*) => {$(
-        impl Record for $ty {
+    (
+        typed: [$($typed:ident $typed_group:literal $typed_resource:literal,)*],
+        metadata_only: [$($meta:ident $meta_group:literal $meta_resource:literal,)*],
+    ) => {$(
+        impl Record for $typed {
             fn meta(&self) -> &Meta {
                 &self.meta
             }
@@ -70,21 +75,12 @@ macro_rules! records {
     )*};
 }
 
-records! {
-    Pod,
-    Node,
-    Lease,
-    VolumeAttachment,
-    PersistentVolumeClaim,
-    PersistentVolume,
-    Job,
-    CronJob,
-    StatefulSet,
-    ReplicaSet,
-    Deployment,
-    EndpointSlice,
-    Namespace,
-    MetadataOnly,
+for_each_kind!(records);
+
+impl Record for MetadataOnly {
+    fn meta(&self) -> &Meta {
+        &self.meta
+    }
 }
 
 /// The owner reference that manages an object.
