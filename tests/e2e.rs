@@ -34,6 +34,8 @@ mod setup;
 #[path = "e2e/storage.rs"]
 mod storage;
 
+#[path = "e2e/bypass.rs"]
+mod bypass;
 #[path = "e2e/eviction.rs"]
 mod eviction;
 #[path = "e2e/finalizers.rs"]
