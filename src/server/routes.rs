@@ -6,18 +6,21 @@
 //! server's failurePolicy applies.
 
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::body::Body;
+use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use futures::{FutureExt, StreamExt};
+use futures::FutureExt;
+use hyper::body::{Frame, SizeHint};
 use prometheus_client::registry::Registry;
-use tokio::sync::Semaphore;
+use tokio::sync::{Semaphore, SemaphorePermit};
 
 use super::health::Health;
 use super::metrics::{self, Metrics};
@@ -34,9 +37,36 @@ pub(crate) struct AppState {
     pub registry: Arc<Registry>,
     pub health: Health,
     pub body_limit: usize,
+    /// Bounds the request bodies held in memory at once.
+    pub body_budget: BodyBudget,
     pub request_timeout: Duration,
-    /// Bounds concurrent admissions (and so memory: limit × body size).
+    /// Bounds concurrent admissions.
     pub permits: Arc<Semaphore>,
+}
+
+/// Bytes of request bodies in memory at once, as KiB permits. A request
+/// takes its declared length (or, without one, the body limit) in one
+/// acquire before reading, and holds it until answered: no request ever
+/// waits holding part of the budget, so waiting cannot deadlock.
+pub(crate) struct BodyBudget {
+    kib: Semaphore,
+    total_kib: u32,
+}
+
+impl BodyBudget {
+    pub(crate) fn new(bytes: usize) -> Self {
+        let total_kib = u32::try_from(bytes.div_ceil(1024).max(1)).unwrap_or(u32::MAX);
+        Self {
+            kib: Semaphore::new(total_kib as usize),
+            total_kib,
+        }
+    }
+
+    async fn reserve(&self, bytes: usize) -> Option<SemaphorePermit<'_>> {
+        let kib = u32::try_from(bytes.div_ceil(1024).max(1)).unwrap_or(u32::MAX);
+        // Closed only if the semaphore is closed, which we never do.
+        self.kib.acquire_many(kib.min(self.total_kib)).await.ok()
+    }
 }
 
 /// The HTTPS router: admission, health, readiness and metrics.
@@ -79,13 +109,18 @@ enum Failure {
     Panicked,
 }
 
-async fn admit(state: &AppState, endpoint: Endpoint, headers: &HeaderMap, body: Body) -> Response {
+async fn admit(
+    state: &AppState,
+    endpoint: Endpoint,
+    headers: &HeaderMap,
+    mut body: Body,
+) -> Response {
     let started = Instant::now();
     let label = endpoint_label(endpoint);
     let _in_flight = state.metrics.in_flight();
     let outcome = tokio::time::timeout(
         state.request_timeout,
-        handle(state, endpoint, headers, body),
+        handle(state, endpoint, headers, &mut body),
     )
     .await;
     let response = match outcome {
@@ -102,7 +137,8 @@ async fn admit(state: &AppState, endpoint: Endpoint, headers: &HeaderMap, body: 
             state.metrics.bad_request(bad.reason());
             tracing::warn!(endpoint = label, reason = bad.reason(), error = %bad, "bad admission request");
             let status = StatusCode::from_u16(bad.http_status()).unwrap_or(StatusCode::BAD_REQUEST);
-            error_response(status, &bad.to_string(), bad.reason())
+            let response = error_response(status, &bad.to_string(), bad.reason());
+            answer_before_dropping(response, body)
         }
         Ok(Err(Failure::Panicked)) => {
             state.metrics.error("internal");
@@ -117,7 +153,8 @@ async fn admit(state: &AppState, endpoint: Endpoint, headers: &HeaderMap, body: 
             state.metrics.error("timeout");
             tracing::warn!(endpoint = label, timeout = ?state.request_timeout, "admission request deadline exceeded");
             let message = format!("no decision within {:?}", state.request_timeout);
-            error_response(StatusCode::SERVICE_UNAVAILABLE, &message, "timeout")
+            let response = error_response(StatusCode::SERVICE_UNAVAILABLE, &message, "timeout");
+            answer_before_dropping(response, body)
         }
     };
     state
@@ -130,13 +167,17 @@ async fn handle(
     state: &AppState,
     endpoint: Endpoint,
     headers: &HeaderMap,
-    body: Body,
+    body: &mut Body,
 ) -> Result<Box<Admitted>, Failure> {
     check_content_type(headers).map_err(Failure::Bad)?;
-    check_declared_length(headers, state.body_limit).map_err(Failure::Bad)?;
+    let declared = check_declared_length(headers, state.body_limit).map_err(Failure::Bad)?;
+    let _bytes_permit = state
+        .body_budget
+        .reserve(declared.unwrap_or(state.body_limit))
+        .await;
     // Closed only if the semaphore is closed, which we never do.
     let _permit = state.permits.acquire().await.ok();
-    let bytes = read_body(body, state.body_limit)
+    let bytes = read_body(body, declared.unwrap_or(0), state.body_limit)
         .await
         .map_err(Failure::Bad)?;
     // A bug in a policy or fact must cost one request, not the connection.
@@ -162,31 +203,83 @@ fn check_content_type(headers: &HeaderMap) -> Result<(), BadReview> {
     }
 }
 
-/// Refuse early when the declared length is already over the limit.
-fn check_declared_length(headers: &HeaderMap, limit: usize) -> Result<(), BadReview> {
+/// The declared length, refused early when already over the limit.
+fn check_declared_length(headers: &HeaderMap, limit: usize) -> Result<Option<usize>, BadReview> {
     let declared = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     match declared {
         Some(length) if length > limit as u64 => Err(BadReview::TooLarge { limit }),
-        _ => Ok(()),
+        Some(length) => Ok(usize::try_from(length).ok()),
+        None => Ok(None),
     }
 }
 
-/// Read at most `limit` bytes; chunked bodies are cut off as soon as they
-/// pass it rather than buffered whole.
-async fn read_body(body: Body, limit: usize) -> Result<Vec<u8>, BadReview> {
-    let mut stream = body.into_data_stream();
-    let mut bytes = Vec::new();
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|err| BadReview::BodyRead(err.to_string()))?;
+/// Read at most `limit` bytes (room for `expected` made at once); bodies
+/// are cut off as soon as they pass the limit rather than buffered whole.
+async fn read_body(body: &mut Body, expected: usize, limit: usize) -> Result<Vec<u8>, BadReview> {
+    let mut bytes = Vec::with_capacity(expected.min(limit));
+    while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut *body).poll_frame(cx)).await {
+        let frame = frame.map_err(|err| BadReview::BodyRead(err.to_string()))?;
+        let Ok(chunk) = frame.into_data() else {
+            continue;
+        };
         if bytes.len() + chunk.len() > limit {
             return Err(BadReview::TooLarge { limit });
         }
         bytes.extend_from_slice(&chunk);
     }
     Ok(bytes)
+}
+
+/// An answer sent before the request body was read to its end keeps that
+/// body open until the answer is out. hyper's h2 server resets the stream
+/// (RST_STREAM CANCEL) when a request body is dropped while its response is
+/// pending, and the client never sees the status; dropped after the
+/// response ends it sends NO_ERROR, which tells the client to stop sending
+/// and keep the answer (RFC 9113 §8.1).
+fn answer_before_dropping(response: Response, request_body: Body) -> Response {
+    let (parts, answer) = response.into_parts();
+    let held = Holding {
+        answer: Some(answer),
+        _request: request_body,
+    };
+    Response::from_parts(parts, Body::new(held))
+}
+
+struct Holding {
+    answer: Option<Body>,
+    _request: Body,
+}
+
+impl HttpBody for Holding {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        let Some(answer) = self.answer.as_mut() else {
+            return Poll::Ready(None);
+        };
+        let frame = std::task::ready!(Pin::new(answer).poll_frame(cx));
+        if frame.is_none() {
+            self.answer = None;
+        }
+        Poll::Ready(frame)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.answer.as_ref().is_none_or(HttpBody::is_end_stream)
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.answer
+            .as_ref()
+            .map_or_else(|| SizeHint::with_exact(0), HttpBody::size_hint)
+    }
 }
 
 /// One line per gated decision; everything else at debug.
@@ -360,19 +453,25 @@ mod tests {
 
     #[test]
     fn declared_length_over_limit_is_413() {
-        assert!(check_declared_length(&headers(None, Some("10")), 10).is_ok());
+        assert_eq!(
+            check_declared_length(&headers(None, Some("10")), 10).ok(),
+            Some(Some(10))
+        );
         let err = check_declared_length(&headers(None, Some("11")), 10).expect_err("too large");
         assert_eq!(err.http_status(), 413);
-        assert!(check_declared_length(&headers(None, Some("junk")), 10).is_ok());
+        assert_eq!(
+            check_declared_length(&headers(None, Some("junk")), 10).ok(),
+            Some(None)
+        );
     }
 
     #[tokio::test]
     async fn body_reading_stops_at_the_limit() {
-        let ok = read_body(Body::from(vec![b'x'; 10]), 10)
+        let ok = read_body(&mut Body::from(vec![b'x'; 10]), 10, 10)
             .await
             .expect("fits");
         assert_eq!(ok.len(), 10);
-        let err = read_body(Body::from(vec![b'x'; 11]), 10)
+        let err = read_body(&mut Body::from(vec![b'x'; 11]), 0, 10)
             .await
             .expect_err("over");
         assert_eq!(err.reason(), "too_large");
