@@ -105,8 +105,9 @@ pub struct ServeArgs {
     /// 1.5 MiB request limit, plus 1 MiB for the review around them and JSON's overhead.
     #[arg(long, default_value_t = crate::server::DEFAULT_BODY_LIMIT)]
     pub body_limit: usize,
-    /// Bytes of request bodies held in memory at once (by declared length, or the body limit
-    /// when none is declared); more wait. At least the body limit.
+    /// Bytes of request bodies held in memory at once, counted as they will be decoded (the
+    /// body plus ~100 bytes per JSON item); more wait, a body that alone would exceed it is
+    /// refused (413). At least the body limit.
     #[arg(long, default_value_t = crate::server::DEFAULT_BODY_BUDGET)]
     pub body_budget: usize,
     /// Per-request deadline in seconds.

@@ -6,22 +6,20 @@
 //! server's failurePolicy applies.
 
 use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::body::{Body, Bytes, HttpBody};
+use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use futures::FutureExt;
-use hyper::body::{Frame, SizeHint};
 use prometheus_client::registry::Registry;
-use tokio::sync::{Semaphore, SemaphorePermit};
+use tokio::sync::Semaphore;
 
+use super::body::{self, BodyBudget, TooComplex, answer_before_dropping};
 use super::health::Health;
 use super::metrics::{self, Metrics};
 use crate::admission::BadReview;
@@ -37,36 +35,11 @@ pub(crate) struct AppState {
     pub registry: Arc<Registry>,
     pub health: Health,
     pub body_limit: usize,
-    /// Bounds the request bodies held in memory at once.
+    /// Bounds the request bodies (and their decoded form) in memory at once.
     pub body_budget: BodyBudget,
     pub request_timeout: Duration,
     /// Bounds concurrent admissions.
     pub permits: Arc<Semaphore>,
-}
-
-/// Bytes of request bodies in memory at once, as KiB permits. A request
-/// takes its declared length (or, without one, the body limit) in one
-/// acquire before reading, and holds it until answered: no request ever
-/// waits holding part of the budget, so waiting cannot deadlock.
-pub(crate) struct BodyBudget {
-    kib: Semaphore,
-    total_kib: u32,
-}
-
-impl BodyBudget {
-    pub(crate) fn new(bytes: usize) -> Self {
-        let total_kib = u32::try_from(bytes.div_ceil(1024).max(1)).unwrap_or(u32::MAX);
-        Self {
-            kib: Semaphore::new(total_kib as usize),
-            total_kib,
-        }
-    }
-
-    async fn reserve(&self, bytes: usize) -> Option<SemaphorePermit<'_>> {
-        let kib = u32::try_from(bytes.div_ceil(1024).max(1)).unwrap_or(u32::MAX);
-        // Closed only if the semaphore is closed, which we never do.
-        self.kib.acquire_many(kib.min(self.total_kib)).await.ok()
-    }
 }
 
 /// The HTTPS router: admission, health, readiness and metrics.
@@ -106,6 +79,7 @@ async fn mutate(State(state): State<Arc<AppState>>, request: Request) -> Respons
 /// Why an admission request got no AdmissionReview answer.
 enum Failure {
     Bad(BadReview),
+    TooComplex(TooComplex),
     Panicked,
 }
 
@@ -140,6 +114,20 @@ async fn admit(
             let response = error_response(status, &bad.to_string(), bad.reason());
             answer_before_dropping(response, body)
         }
+        Ok(Err(Failure::TooComplex(TooComplex { estimate, budget }))) => {
+            state.metrics.bad_request("too_complex");
+            tracing::warn!(
+                endpoint = label,
+                estimate,
+                budget,
+                "request body would decode past the body budget"
+            );
+            let message = format!(
+                "request body would take about {estimate} bytes decoded, more than the body budget of {budget}"
+            );
+            let response = error_response(StatusCode::PAYLOAD_TOO_LARGE, &message, "too_complex");
+            answer_before_dropping(response, body)
+        }
         Ok(Err(Failure::Panicked)) => {
             state.metrics.error("internal");
             tracing::error!(endpoint = label, "admission handler panicked");
@@ -171,15 +159,16 @@ async fn handle(
 ) -> Result<Box<Admitted>, Failure> {
     check_content_type(headers).map_err(Failure::Bad)?;
     let declared = check_declared_length(headers, state.body_limit).map_err(Failure::Bad)?;
-    let _bytes_permit = state
-        .body_budget
-        .reserve(declared.unwrap_or(state.body_limit))
-        .await;
+    let mut reserved = state.body_budget.reserve(declared).await;
     // Closed only if the semaphore is closed, which we never do.
     let _permit = state.permits.acquire().await.ok();
-    let bytes = read_body(body, declared.unwrap_or(0), state.body_limit)
+    let bytes = body::read(body, declared.unwrap_or(0), state.body_limit)
         .await
         .map_err(Failure::Bad)?;
+    state
+        .body_budget
+        .settle(&mut reserved, &bytes)
+        .map_err(Failure::TooComplex)?;
     // A bug in a policy or fact must cost one request, not the connection.
     AssertUnwindSafe(state.engine.admit(&bytes, endpoint))
         .catch_unwind()
@@ -213,72 +202,6 @@ fn check_declared_length(headers: &HeaderMap, limit: usize) -> Result<Option<usi
         Some(length) if length > limit as u64 => Err(BadReview::TooLarge { limit }),
         Some(length) => Ok(usize::try_from(length).ok()),
         None => Ok(None),
-    }
-}
-
-/// Read at most `limit` bytes (room for `expected` made at once); bodies
-/// are cut off as soon as they pass the limit rather than buffered whole.
-async fn read_body(body: &mut Body, expected: usize, limit: usize) -> Result<Vec<u8>, BadReview> {
-    let mut bytes = Vec::with_capacity(expected.min(limit));
-    while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut *body).poll_frame(cx)).await {
-        let frame = frame.map_err(|err| BadReview::BodyRead(err.to_string()))?;
-        let Ok(chunk) = frame.into_data() else {
-            continue;
-        };
-        if bytes.len() + chunk.len() > limit {
-            return Err(BadReview::TooLarge { limit });
-        }
-        bytes.extend_from_slice(&chunk);
-    }
-    Ok(bytes)
-}
-
-/// An answer sent before the request body was read to its end keeps that
-/// body open until the answer is out. hyper's h2 server resets the stream
-/// (RST_STREAM CANCEL) when a request body is dropped while its response is
-/// pending, and the client never sees the status; dropped after the
-/// response ends it sends NO_ERROR, which tells the client to stop sending
-/// and keep the answer (RFC 9113 §8.1).
-fn answer_before_dropping(response: Response, request_body: Body) -> Response {
-    let (parts, answer) = response.into_parts();
-    let held = Holding {
-        answer: Some(answer),
-        _request: request_body,
-    };
-    Response::from_parts(parts, Body::new(held))
-}
-
-struct Holding {
-    answer: Option<Body>,
-    _request: Body,
-}
-
-impl HttpBody for Holding {
-    type Data = Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
-        let Some(answer) = self.answer.as_mut() else {
-            return Poll::Ready(None);
-        };
-        let frame = std::task::ready!(Pin::new(answer).poll_frame(cx));
-        if frame.is_none() {
-            self.answer = None;
-        }
-        Poll::Ready(frame)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.answer.as_ref().is_none_or(HttpBody::is_end_stream)
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.answer
-            .as_ref()
-            .map_or_else(|| SizeHint::with_exact(0), HttpBody::size_hint)
     }
 }
 
@@ -467,11 +390,11 @@ mod tests {
 
     #[tokio::test]
     async fn body_reading_stops_at_the_limit() {
-        let ok = read_body(&mut Body::from(vec![b'x'; 10]), 10, 10)
+        let ok = body::read(&mut Body::from(vec![b'x'; 10]), 10, 10)
             .await
             .expect("fits");
         assert_eq!(ok.len(), 10);
-        let err = read_body(&mut Body::from(vec![b'x'; 11]), 0, 10)
+        let err = body::read(&mut Body::from(vec![b'x'; 11]), 0, 10)
             .await
             .expect_err("over");
         assert_eq!(err.reason(), "too_large");
