@@ -1,5 +1,5 @@
-//! Request bodies: reading them within the limit, bounding the memory they
-//! and their decoded form hold at once, and answering before one is read.
+//! Request bodies: reading them within the limit, and bounding the memory
+//! they and their decoded form hold at once.
 //!
 //! The engine decodes a review's objects into `serde_json::Value` trees, so
 //! memory follows the number of JSON items more than the bytes: a 4 MiB
@@ -15,11 +15,8 @@
 //! so no request waits while holding part of the budget.
 
 use std::pin::Pin;
-use std::task::{Context, Poll};
 
-use axum::body::{Body, Bytes, HttpBody};
-use axum::response::Response;
-use hyper::body::{Frame, SizeHint};
+use axum::body::{Body, HttpBody};
 use tokio::sync::{Semaphore, SemaphorePermit};
 
 use crate::admission::BadReview;
@@ -152,55 +149,6 @@ pub(crate) async fn read(
         bytes.extend_from_slice(&chunk);
     }
     Ok(bytes)
-}
-
-/// An answer sent before the request body was read to its end keeps that
-/// body open until the answer is out. hyper's h2 server resets the stream
-/// (RST_STREAM CANCEL) when a request body is dropped while its response is
-/// pending, and the client never sees the status; dropped after the
-/// response ends it sends NO_ERROR, which tells the client to stop sending
-/// and keep the answer (RFC 9113 §8.1).
-pub(crate) fn answer_before_dropping(response: Response, request_body: Body) -> Response {
-    let (parts, answer) = response.into_parts();
-    let held = Holding {
-        answer: Some(answer),
-        _request: request_body,
-    };
-    Response::from_parts(parts, Body::new(held))
-}
-
-struct Holding {
-    answer: Option<Body>,
-    _request: Body,
-}
-
-impl HttpBody for Holding {
-    type Data = Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
-        let Some(answer) = self.answer.as_mut() else {
-            return Poll::Ready(None);
-        };
-        let frame = std::task::ready!(Pin::new(answer).poll_frame(cx));
-        if frame.is_none() {
-            self.answer = None;
-        }
-        Poll::Ready(frame)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.answer.as_ref().is_none_or(HttpBody::is_end_stream)
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.answer
-            .as_ref()
-            .map_or_else(|| SizeHint::with_exact(0), HttpBody::size_hint)
-    }
 }
 
 #[cfg(test)]

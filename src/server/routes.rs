@@ -19,7 +19,7 @@ use futures::FutureExt;
 use prometheus_client::registry::Registry;
 use tokio::sync::Semaphore;
 
-use super::body::{self, BodyBudget, TooComplex, answer_before_dropping};
+use super::body::{self, BodyBudget, TooComplex};
 use super::health::Health;
 use super::metrics::{self, Metrics};
 use crate::admission::BadReview;
@@ -83,18 +83,13 @@ enum Failure {
     Panicked,
 }
 
-async fn admit(
-    state: &AppState,
-    endpoint: Endpoint,
-    headers: &HeaderMap,
-    mut body: Body,
-) -> Response {
+async fn admit(state: &AppState, endpoint: Endpoint, headers: &HeaderMap, body: Body) -> Response {
     let started = Instant::now();
     let label = endpoint_label(endpoint);
     let _in_flight = state.metrics.in_flight();
     let outcome = tokio::time::timeout(
         state.request_timeout,
-        handle(state, endpoint, headers, &mut body),
+        handle(state, endpoint, headers, body),
     )
     .await;
     let response = match outcome {
@@ -111,8 +106,7 @@ async fn admit(
             state.metrics.bad_request(bad.reason());
             tracing::warn!(endpoint = label, reason = bad.reason(), error = %bad, "bad admission request");
             let status = StatusCode::from_u16(bad.http_status()).unwrap_or(StatusCode::BAD_REQUEST);
-            let response = error_response(status, &bad.to_string(), bad.reason());
-            answer_before_dropping(response, body)
+            error_response(status, &bad.to_string(), bad.reason())
         }
         Ok(Err(Failure::TooComplex(TooComplex { estimate, budget }))) => {
             state.metrics.bad_request("too_complex");
@@ -125,8 +119,7 @@ async fn admit(
             let message = format!(
                 "request body would take about {estimate} bytes decoded, more than the body budget of {budget}"
             );
-            let response = error_response(StatusCode::PAYLOAD_TOO_LARGE, &message, "too_complex");
-            answer_before_dropping(response, body)
+            error_response(StatusCode::PAYLOAD_TOO_LARGE, &message, "too_complex")
         }
         Ok(Err(Failure::Panicked)) => {
             state.metrics.error("internal");
@@ -141,8 +134,7 @@ async fn admit(
             state.metrics.error("timeout");
             tracing::warn!(endpoint = label, timeout = ?state.request_timeout, "admission request deadline exceeded");
             let message = format!("no decision within {:?}", state.request_timeout);
-            let response = error_response(StatusCode::SERVICE_UNAVAILABLE, &message, "timeout");
-            answer_before_dropping(response, body)
+            error_response(StatusCode::SERVICE_UNAVAILABLE, &message, "timeout")
         }
     };
     state
@@ -155,14 +147,14 @@ async fn handle(
     state: &AppState,
     endpoint: Endpoint,
     headers: &HeaderMap,
-    body: &mut Body,
+    mut body: Body,
 ) -> Result<Box<Admitted>, Failure> {
     check_content_type(headers).map_err(Failure::Bad)?;
     let declared = check_declared_length(headers, state.body_limit).map_err(Failure::Bad)?;
     let mut reserved = state.body_budget.reserve(declared).await;
     // Closed only if the semaphore is closed, which we never do.
     let _permit = state.permits.acquire().await.ok();
-    let bytes = body::read(body, declared.unwrap_or(0), state.body_limit)
+    let bytes = body::read(&mut body, declared.unwrap_or(0), state.body_limit)
         .await
         .map_err(Failure::Bad)?;
     state
@@ -347,99 +339,4 @@ async fn not_found() -> Response {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::decision::Action;
-
-    fn headers(content_type: Option<&'static str>, length: Option<&'static str>) -> HeaderMap {
-        let mut headers = HeaderMap::new();
-        if let Some(ct) = content_type {
-            headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(ct));
-        }
-        if let Some(len) = length {
-            headers.insert(header::CONTENT_LENGTH, HeaderValue::from_static(len));
-        }
-        headers
-    }
-
-    #[test]
-    fn content_type_must_be_json() {
-        assert!(check_content_type(&headers(Some("application/json"), None)).is_ok());
-        assert!(
-            check_content_type(&headers(Some("Application/JSON; charset=utf-8"), None)).is_ok()
-        );
-        for bad in [Some("text/plain"), Some("application/yaml"), None] {
-            let err = check_content_type(&headers(bad, None)).expect_err("rejected");
-            assert_eq!(err.http_status(), 415);
-        }
-    }
-
-    #[test]
-    fn declared_length_over_limit_is_413() {
-        assert_eq!(
-            check_declared_length(&headers(None, Some("10")), 10).ok(),
-            Some(Some(10))
-        );
-        let err = check_declared_length(&headers(None, Some("11")), 10).expect_err("too large");
-        assert_eq!(err.http_status(), 413);
-        assert_eq!(
-            check_declared_length(&headers(None, Some("junk")), 10).ok(),
-            Some(None)
-        );
-    }
-
-    #[tokio::test]
-    async fn body_reading_stops_at_the_limit() {
-        let ok = body::read(&mut Body::from(vec![b'x'; 10]), 10, 10)
-            .await
-            .expect("fits");
-        assert_eq!(ok.len(), 10);
-        let err = body::read(&mut Body::from(vec![b'x'; 11]), 0, 10)
-            .await
-            .expect_err("over");
-        assert_eq!(err.reason(), "too_large");
-    }
-
-    #[test]
-    fn names_the_policies_that_fired_in_order() {
-        let fired = |policy: &str| PolicyOutcome {
-            policy: policy.into(),
-            action: Action::Deny,
-            fact: String::new(),
-            unknown: false,
-        };
-        assert_eq!(policy_names(&[]), "");
-        assert_eq!(policy_names(&[fired("leader")]), "leader");
-        let three = [fired("leader"), fired("attached-volumes"), fired("pdb")];
-        assert_eq!(policy_names(&three), "leader,attached-volumes,pdb");
-    }
-
-    #[test]
-    fn describes_objects_for_logs() {
-        let target = ObjectRef {
-            resource: "pods".into(),
-            subresource: Some("eviction".into()),
-            namespace: Some("db".into()),
-            name: "postgres-0".into(),
-            ..ObjectRef::default()
-        };
-        assert_eq!(described(&target), "pods/eviction db/postgres-0");
-        let cluster_scoped = ObjectRef {
-            resource: "namespaces".into(),
-            subresource: Some("finalize".into()),
-            name: "legacy".into(),
-            ..ObjectRef::default()
-        };
-        assert_eq!(described(&cluster_scoped), "namespaces/finalize legacy");
-        let grouped = ObjectRef {
-            group: "storage.k8s.io".into(),
-            resource: "volumeattachments".into(),
-            name: "csi-0a1b".into(),
-            ..ObjectRef::default()
-        };
-        assert_eq!(
-            described(&grouped),
-            "volumeattachments.storage.k8s.io csi-0a1b"
-        );
-    }
-}
+mod tests;
