@@ -201,7 +201,7 @@ fn ensure_open_files(wanted: u64) {
 async fn a_flood_of_idle_connections_on_the_metrics_port_leaves_the_webhook_answering() {
     const FLOOD: usize = 4096;
     ensure_open_files(FLOOD as u64 * 2 + 1024);
-    // Default limits: the flood is four times the webhook's slots, so one
+    // Default limits: the flood is eight times the webhook's slots, so one
     // limit shared by both ports would be exhausted.
     let harness = Harness::start(static_engine(true), |_| {}).await;
     let metrics_addr = harness.server.metrics_addr().expect("metrics port");

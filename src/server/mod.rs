@@ -101,7 +101,7 @@ impl Config {
             max_connection_age: Duration::from_secs(600),
             connection_age_grace: Duration::from_secs(30),
             max_concurrency: 256,
-            max_connections: 1024,
+            max_connections: 512,
             max_metrics_connections: 64,
             shutdown_timeout: Duration::from_secs(20),
             reload_debounce: Duration::from_millis(250),
