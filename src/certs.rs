@@ -96,31 +96,32 @@ impl Authority {
     /// A serving certificate for `<service>.<namespace>` (fresh key, so a
     /// fresh serial: rcgen derives it from the public key).
     pub fn issue(&self, service: &str, namespace: &str, days: u32) -> Result<Leaf, CertError> {
-        let mut params = CertificateParams::new(service_names(service, namespace))?;
-        params.distinguished_name = name(&format!("{service}.{namespace}.svc"));
-        params.is_ca = IsCa::ExplicitNoCa;
-        // ECDSA keys sign the handshake; they never encipher keys.
-        params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
-        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-        params.use_authority_key_identifier_extension = true;
-        set_validity(&mut params, days)?;
-        let key = KeyPair::generate()?;
-        let cert = params.signed_by(&key, &self.issuer)?;
-        Ok(Leaf {
-            cert_pem: cert.pem(),
-            key_pem: key.serialize_pem(),
-        })
+        let names = service_names(service, namespace);
+        let subject = format!("{service}.{namespace}.svc");
+        self.leaf(names, &subject, ExtendedKeyUsagePurpose::ServerAuth, days)
     }
 
     /// A client certificate with common name `name` (also its one DNS
     /// name), for a TLS client such as kube-apiserver calling the webhook
     /// with `forcegate serve --client-ca-file`.
     pub fn issue_client(&self, name: &str, days: u32) -> Result<Leaf, CertError> {
-        let mut params = CertificateParams::new(vec![name.to_owned()])?;
-        params.distinguished_name = self::name(name);
+        let names = vec![name.to_owned()];
+        self.leaf(names, name, ExtendedKeyUsagePurpose::ClientAuth, days)
+    }
+
+    fn leaf(
+        &self,
+        names: Vec<String>,
+        common_name: &str,
+        usage: ExtendedKeyUsagePurpose,
+        days: u32,
+    ) -> Result<Leaf, CertError> {
+        let mut params = CertificateParams::new(names)?;
+        params.distinguished_name = name(common_name);
         params.is_ca = IsCa::ExplicitNoCa;
+        // ECDSA keys sign the handshake; they never encipher keys.
         params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
-        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+        params.extended_key_usages = vec![usage];
         params.use_authority_key_identifier_extension = true;
         set_validity(&mut params, days)?;
         let key = KeyPair::generate()?;
