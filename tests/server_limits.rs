@@ -52,6 +52,26 @@ async fn an_over_limit_body_declared_by_content_length_gets_its_413_over_h2() {
     harness.server.shutdown().await;
 }
 
+#[tokio::test]
+async fn a_body_budget_smaller_than_one_body_is_refused_at_start() {
+    init();
+    let authority = forcegate::certs::Authority::generate(SERVICE, NAMESPACE, 1).expect("CA");
+    let secret = SecretDir::new(&authority.issue(SERVICE, NAMESPACE, 1).expect("leaf"));
+    let mut config =
+        forcegate::server::Config::new("127.0.0.1:0".parse().expect("addr"), secret.path());
+    config.body_budget = config.body_limit - 1;
+    let err = forcegate::server::Server::new(config, static_engine(true))
+        .bind()
+        .await
+        .err()
+        .expect("refused");
+    assert!(
+        matches!(err, forcegate::server::ServerError::Config(_)),
+        "{err}"
+    );
+    assert!(err.to_string().contains("body budget"), "{err}");
+}
+
 /// A TLS connection speaking `h2` or `http/1.1`, and when the server closed it.
 async fn connect(harness: &Harness, h2: bool) -> (Sender, tokio::task::JoinHandle<Instant>) {
     let mut config = client_config(&harness.authority.cert_pem());
