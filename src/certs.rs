@@ -7,7 +7,6 @@
 //! subject equals its issuer's looks self-signed to Go's verifier.
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -16,6 +15,10 @@ use rcgen::{
     BasicConstraints, CertificateParams, CertifiedIssuer, DistinguishedName, DnType,
     ExtendedKeyUsagePurpose, IsCa, KeyPair, KeyUsagePurpose,
 };
+
+mod files;
+
+use files::{Access, write_atomic};
 
 /// Files written by [`write`], as a mounted `kubernetes.io/tls` Secret (plus the CA).
 pub const CA_CERT_FILE: &str = "ca.crt";
@@ -32,6 +35,8 @@ pub enum CertError {
     Generate(#[from] rcgen::Error),
     #[error("validity of {days} days is out of range")]
     Validity { days: u32 },
+    #[error("{path} is a symbolic link; refusing to write through it (remove it first)")]
+    Symlink { path: PathBuf },
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
@@ -91,12 +96,32 @@ impl Authority {
     /// A serving certificate for `<service>.<namespace>` (fresh key, so a
     /// fresh serial: rcgen derives it from the public key).
     pub fn issue(&self, service: &str, namespace: &str, days: u32) -> Result<Leaf, CertError> {
-        let mut params = CertificateParams::new(service_names(service, namespace))?;
-        params.distinguished_name = name(&format!("{service}.{namespace}.svc"));
+        let names = service_names(service, namespace);
+        let subject = format!("{service}.{namespace}.svc");
+        self.leaf(names, &subject, ExtendedKeyUsagePurpose::ServerAuth, days)
+    }
+
+    /// A client certificate with common name `name` (also its one DNS
+    /// name), for a TLS client such as kube-apiserver calling the webhook
+    /// with `forcegate serve --client-ca-file`.
+    pub fn issue_client(&self, name: &str, days: u32) -> Result<Leaf, CertError> {
+        let names = vec![name.to_owned()];
+        self.leaf(names, name, ExtendedKeyUsagePurpose::ClientAuth, days)
+    }
+
+    fn leaf(
+        &self,
+        names: Vec<String>,
+        common_name: &str,
+        usage: ExtendedKeyUsagePurpose,
+        days: u32,
+    ) -> Result<Leaf, CertError> {
+        let mut params = CertificateParams::new(names)?;
+        params.distinguished_name = name(common_name);
         params.is_ca = IsCa::ExplicitNoCa;
         // ECDSA keys sign the handshake; they never encipher keys.
         params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
-        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+        params.extended_key_usages = vec![usage];
         params.use_authority_key_identifier_extension = true;
         set_validity(&mut params, days)?;
         let key = KeyPair::generate()?;
@@ -139,20 +164,21 @@ impl Bundle {
 }
 
 /// Write the bundle into `dir` (created if needed). Each file is written to
-/// a temporary name and renamed, so a watching server never reads half a
-/// file; keys are readable by the owner only.
+/// a temporary name of its own and renamed, so a watching server never reads
+/// half a file; keys are readable by the owner only; a symbolic link in
+/// place of a file is refused (see [`files`]).
 pub fn write(dir: &Path, bundle: &Bundle) -> Result<(), CertError> {
     fs::create_dir_all(dir).map_err(|source| io(dir, source))?;
-    write_atomic(&dir.join(CA_CERT_FILE), &bundle.ca_cert_pem, false)?;
-    write_atomic(&dir.join(CA_KEY_FILE), &bundle.ca_key_pem, true)?;
+    write_atomic(&dir.join(CA_CERT_FILE), &bundle.ca_cert_pem, Access::Public)?;
+    write_atomic(&dir.join(CA_KEY_FILE), &bundle.ca_key_pem, Access::Owner)?;
     write_leaf(dir, &bundle.leaf)
 }
 
 /// Write `tls.key` then `tls.crt` into `dir`, each atomically.
 pub fn write_leaf(dir: &Path, leaf: &Leaf) -> Result<(), CertError> {
     fs::create_dir_all(dir).map_err(|source| io(dir, source))?;
-    write_atomic(&dir.join(KEY_FILE), &leaf.key_pem, true)?;
-    write_atomic(&dir.join(CERT_FILE), &leaf.cert_pem, false)
+    write_atomic(&dir.join(KEY_FILE), &leaf.key_pem, Access::Owner)?;
+    write_atomic(&dir.join(CERT_FILE), &leaf.cert_pem, Access::Public)
 }
 
 /// Create development certificates in `dir` unless a serving pair is already
@@ -163,24 +189,6 @@ pub fn ensure_dev_certs(dir: &Path, service: &str, namespace: &str) -> Result<bo
     }
     write(dir, &generate(service, namespace, 365)?)?;
     Ok(true)
-}
-
-fn write_atomic(path: &Path, contents: &str, secret: bool) -> Result<(), CertError> {
-    let tmp = path.with_extension("tmp");
-    let mut options = fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(if secret { 0o600 } else { 0o644 });
-    }
-    #[cfg(not(unix))]
-    let _ = secret;
-    let mut file = options.open(&tmp).map_err(|source| io(&tmp, source))?;
-    file.write_all(contents.as_bytes())
-        .and_then(|()| file.sync_all())
-        .map_err(|source| io(&tmp, source))?;
-    fs::rename(&tmp, path).map_err(|source| io(path, source))
 }
 
 fn io(path: &Path, source: std::io::Error) -> CertError {
@@ -305,6 +313,26 @@ mod tests {
                 .mode();
             assert_eq!(mode & 0o777, 0o600);
         }
+    }
+
+    #[test]
+    fn client_certificates_are_for_client_auth_only() {
+        use x509_parser::extensions::ParsedExtension;
+        let ca = Authority::generate("svc", "ns", 1).expect("ca");
+        let client = ca.issue_client("kube-apiserver", 1).expect("client");
+        parse(&client.cert_pem, |cert| {
+            assert!(!cert.is_ca());
+            assert!(cert.subject().to_string().contains("CN=kube-apiserver"));
+            let eku = cert
+                .extensions()
+                .iter()
+                .find_map(|e| match e.parsed_extension() {
+                    ParsedExtension::ExtendedKeyUsage(eku) => Some(eku.clone()),
+                    _ => None,
+                })
+                .expect("extended key usage");
+            assert!(eku.client_auth && !eku.server_auth);
+        });
     }
 
     #[test]

@@ -8,8 +8,10 @@
 //! through the overlay in `e2e/overlay.rs` (webhooks pointing at
 //! `https://127.0.0.1:<port>` with the caBundle from `forcegate certs`) and
 //! runs one `forcegate serve --cluster kube` on the host **as the
-//! ServiceAccount of the manifests**, so their RBAC is exercised too. If any
-//! of that fails, every test fails with the reason: nothing is skipped.
+//! ServiceAccount of the manifests**, so their RBAC is exercised too, with
+//! client-certificate authentication on (the API server presents a client
+//! certificate through its admission kubeconfig). If any of that fails,
+//! every test fails with the reason: nothing is skipped.
 //!
 //! Each test builds its own namespace, nodes and objects (no kubelet,
 //! scheduler or controllers run: statuses are patched as admin), and waits
@@ -36,6 +38,8 @@ mod storage;
 
 #[path = "e2e/bypass.rs"]
 mod bypass;
+#[path = "e2e/client_auth.rs"]
+mod client_auth;
 #[path = "e2e/eviction.rs"]
 mod eviction;
 #[path = "e2e/finalizers.rs"]

@@ -79,13 +79,8 @@ impl JournalRecorder {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(io)?;
         }
-        let existed = path.exists();
-        let mut file = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .create(true)
-            .open(&path)
-            .map_err(io)?;
+        let existed = std::fs::symlink_metadata(&path).is_ok();
+        let mut file = open_private(&path).map_err(io)?;
         match file.try_lock() {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
@@ -342,6 +337,38 @@ fn parse_line(line: &[u8]) -> Result<ForceDeletion, String> {
         return Err("record has no metadata.name".into());
     }
     Ok(record)
+}
+
+/// Open (or create, mode 0600: records name users, pods and break-glass
+/// reasons) without following a symbolic link at `path`: one planted there
+/// would send the records wherever it points. An existing journal that
+/// others may read is narrowed to 0600.
+fn open_private(path: &Path) -> std::io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.read(true).append(true).create(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+        let file = options.open(path).map_err(|err| {
+            if err.raw_os_error() == Some(libc::ELOOP) {
+                std::io::Error::new(
+                    err.kind(),
+                    "is a symbolic link; refusing to follow it (point --journal at the real file)",
+                )
+            } else {
+                err
+            }
+        })?;
+        let mode = file.metadata()?.permissions().mode();
+        if mode & 0o077 != 0 {
+            file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+            tracing::info!(journal = %path.display(), mode = format!("{:o}", mode & 0o777), "cleanup journal was readable by others; narrowed to 0600");
+        }
+        Ok(file)
+    }
+    #[cfg(not(unix))]
+    options.open(path)
 }
 
 /// A new file's directory entry must be durable too, or the whole journal can

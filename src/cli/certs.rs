@@ -35,6 +35,6 @@ fn fail(err: &CertError) -> ExitCode {
     match err {
         // Bad arguments: usage error.
         CertError::Validity { .. } | CertError::Generate(_) => ExitCode::from(2),
-        CertError::Io { .. } => ExitCode::FAILURE,
+        CertError::Io { .. } | CertError::Symlink { .. } => ExitCode::FAILURE,
     }
 }

@@ -28,7 +28,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the admission webhook server.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Decide AdmissionReview requests offline and print the responses.
     Review(ReviewArgs),
     /// Run policy test suites (the PR check).
@@ -71,6 +71,13 @@ pub struct ServeArgs {
     /// Directory with tls.crt and tls.key (a mounted Secret); dev certs are created when missing.
     #[arg(long, env = "FORCEGATE_TLS_DIR", default_value = "certs")]
     pub tls_dir: PathBuf,
+    /// PEM bundle of CAs: when set, HTTPS clients must present a certificate chaining to it
+    /// (the API server's admission kubeconfig); reloaded when it changes.
+    #[arg(long, env = "FORCEGATE_CLIENT_CA_FILE")]
+    pub client_ca_file: Option<PathBuf>,
+    /// Client certificate names accepted (subject CN or DNS SAN), comma-separated; default any.
+    #[arg(long, value_delimiter = ',', requires = "client_ca_file")]
+    pub client_cert_names: Vec<String>,
     /// Policy directory, watched and hot-reloaded.
     #[arg(long, env = "FORCEGATE_POLICIES", default_value = "policies")]
     pub policies: PathBuf,
@@ -93,9 +100,16 @@ pub struct ServeArgs {
     /// Time budget to write a cleanup record inside one admission call.
     #[arg(long, value_parser = humantime_secs, default_value = "3")]
     pub record_timeout: Duration,
-    /// Largest accepted request body in bytes (413 above).
-    #[arg(long, default_value_t = 8 * 1024 * 1024)]
+    /// Largest accepted request body in bytes (413 above). The default, 4 MiB, holds what the
+    /// API server can send: an object and its old version, each within etcd's default
+    /// 1.5 MiB request limit, plus 1 MiB for the review around them and JSON's overhead.
+    #[arg(long, default_value_t = crate::server::DEFAULT_BODY_LIMIT)]
     pub body_limit: usize,
+    /// Bytes of request bodies held in memory at once, counted as they will be decoded (the
+    /// body plus ~100 bytes per JSON item); more wait, a body that alone would exceed it is
+    /// refused (413). At least the body limit.
+    #[arg(long, default_value_t = crate::server::DEFAULT_BODY_BUDGET)]
+    pub body_budget: usize,
     /// Per-request deadline in seconds.
     #[arg(long, value_parser = humantime_secs, default_value = "10")]
     pub request_timeout: Duration,
@@ -105,6 +119,20 @@ pub struct ServeArgs {
     /// In-flight admission requests at most; more wait.
     #[arg(long, default_value_t = 256)]
     pub max_concurrency: usize,
+    /// Open HTTPS connections at most; more wait in the listen backlog. Each costs ~45 KiB
+    /// idle, up to 64 KiB more with an unread h2 body.
+    #[arg(long, default_value_t = 512)]
+    pub max_connections: usize,
+    /// Open plain-HTTP (metrics, health) connections at most, apart from the HTTPS ones.
+    #[arg(long, default_value_t = 64)]
+    pub max_metrics_connections: usize,
+    /// A connection with no request in flight for this many seconds is closed.
+    #[arg(long, value_parser = humantime_secs, default_value = "60")]
+    pub idle_timeout: Duration,
+    /// A connection open this many seconds is closed gracefully (h2 GOAWAY), and dropped
+    /// 30 s later if still open.
+    #[arg(long, value_parser = humantime_secs, default_value = "600")]
+    pub max_connection_age: Duration,
     /// Drain deadline after SIGTERM, in seconds.
     #[arg(long, value_parser = humantime_secs, default_value = "20")]
     pub shutdown_timeout: Duration,
@@ -190,7 +218,7 @@ fn humantime_secs(s: &str) -> Result<Duration, String> {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve(args) => serve::run(args),
+        Command::Serve(args) => serve::run(*args),
         Command::Review(args) => review::run(args),
         Command::Test(args) => test::run(args),
         Command::Lint(args) => lint::run(args),

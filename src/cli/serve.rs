@@ -136,7 +136,7 @@ async fn serve(args: ServeArgs) -> Result<Drained, Fatal> {
         .bind()
         .await
         .map_err(|err| match err {
-            server::ServerError::Address(_) => config(err),
+            server::ServerError::Address(_) | server::ServerError::Config(_) => config(err),
             _ => runtime(err),
         })?;
     tokio::spawn(shutdown_on_signal(shutdown));

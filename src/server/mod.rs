@@ -18,6 +18,8 @@ use tokio::task::JoinHandle;
 use crate::cli::ServeArgs;
 use crate::engine::Engine;
 
+mod body;
+mod client_auth;
 pub mod health;
 mod listener;
 pub mod metrics;
@@ -25,10 +27,23 @@ mod routes;
 pub mod shutdown;
 pub mod tls;
 
+pub use client_auth::ClientAuth;
 pub use health::{Health, Readiness};
 pub use metrics::Metrics;
 pub use shutdown::{Drained, Shutdown};
 pub use tls::{CertStore, CertificateInfo, TlsError};
+
+/// What kube-apiserver can send at most: an object and its old version,
+/// each within etcd's default request limit (1.5 MiB), plus the review
+/// around them and JSON's overhead over etcd's encoding (1 MiB).
+pub const DEFAULT_BODY_LIMIT: usize = 4 * 1024 * 1024;
+
+/// Request bodies and their decoded form held in memory at once, as
+/// estimated before decoding (see `body.rs`). 64 MiB next to the process's
+/// own ~60 MiB (code, runtime, log buffer, watch caches of a mid-size
+/// cluster) keeps a burst of the worst bodies well inside the Deployment's
+/// 256 MiB; docs/operations.md "Resource limits" derives it.
+pub const DEFAULT_BODY_BUDGET: usize = 64 * 1024 * 1024;
 
 /// How the server listens and protects itself.
 #[derive(Clone, Debug)]
@@ -39,15 +54,29 @@ pub struct Config {
     pub metrics_listen: Option<SocketAddr>,
     /// Holds `tls.crt` and `tls.key`, hot-reloaded.
     pub tls_dir: PathBuf,
+    /// Require client certificates on the HTTPS port.
+    pub client_auth: Option<ClientAuth>,
     /// Largest accepted body (413 above).
     pub body_limit: usize,
-    /// Whole-request deadline, from first byte of body to response.
+    /// Estimated bytes of request bodies, decoded, in memory at once; more
+    /// wait for room.
+    pub body_budget: usize,
+    /// Whole-request deadline, from first byte of body to response. Also
+    /// bounds the wait for a request head (and so idle HTTP/1.1).
     pub request_timeout: Duration,
     pub handshake_timeout: Duration,
+    /// A connection with no request in flight this long is closed.
+    pub idle_timeout: Duration,
+    /// A connection this old is closed gracefully (h2 GOAWAY) ...
+    pub max_connection_age: Duration,
+    /// ... and dropped if still open this much later.
+    pub connection_age_grace: Duration,
     /// Admissions processed at once; more wait for a slot.
     pub max_concurrency: usize,
-    /// Open connections at most; accepting pauses above.
+    /// Open HTTPS connections at most; accepting pauses above.
     pub max_connections: usize,
+    /// Open plain-HTTP (metrics) connections at most, counted apart.
+    pub max_metrics_connections: usize,
     /// How long in-flight requests may take to finish after shutdown starts.
     pub shutdown_timeout: Duration,
     /// Quiet period after a certificate directory change before reloading.
@@ -63,11 +92,17 @@ impl Config {
             listen,
             metrics_listen: None,
             tls_dir: tls_dir.into(),
-            body_limit: 8 * 1024 * 1024,
+            client_auth: None,
+            body_limit: DEFAULT_BODY_LIMIT,
+            body_budget: DEFAULT_BODY_BUDGET,
             request_timeout: Duration::from_secs(10),
             handshake_timeout: Duration::from_secs(5),
+            idle_timeout: Duration::from_secs(60),
+            max_connection_age: Duration::from_secs(600),
+            connection_age_grace: Duration::from_secs(30),
             max_concurrency: 256,
-            max_connections: 4096,
+            max_connections: 512,
+            max_metrics_connections: 64,
             shutdown_timeout: Duration::from_secs(20),
             reload_debounce: Duration::from_millis(250),
             reload_poll: Duration::from_secs(60),
@@ -79,15 +114,43 @@ impl Config {
             "" => None,
             addr => Some(parse_addr(addr)?),
         };
-        Ok(Self {
+        let client_auth = args.client_ca_file.as_ref().map(|ca_file| ClientAuth {
+            ca_file: ca_file.clone(),
+            names: args
+                .client_cert_names
+                .iter()
+                .map(|n| n.trim().to_owned())
+                .filter(|n| !n.is_empty())
+                .collect(),
+        });
+        let config = Self {
             metrics_listen,
+            client_auth,
             body_limit: args.body_limit,
+            body_budget: args.body_budget,
             request_timeout: args.request_timeout,
             handshake_timeout: args.handshake_timeout,
+            idle_timeout: args.idle_timeout,
+            max_connection_age: args.max_connection_age,
             max_concurrency: args.max_concurrency,
+            max_connections: args.max_connections,
+            max_metrics_connections: args.max_metrics_connections,
             shutdown_timeout: args.shutdown_timeout,
             ..Self::new(parse_addr(&args.listen)?, &args.tls_dir)
-        })
+        };
+        config.check()?;
+        Ok(config)
+    }
+
+    /// Limits that cannot work together.
+    pub fn check(&self) -> Result<(), ServerError> {
+        if self.body_budget < self.body_limit {
+            return Err(ServerError::Config(format!(
+                "the body budget ({} bytes) must hold at least one body of the body limit ({} bytes)",
+                self.body_budget, self.body_limit
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -107,6 +170,8 @@ pub fn parse_addr(text: &str) -> Result<SocketAddr, ServerError> {
 pub enum ServerError {
     #[error("invalid listen address {0:?} (expected host:port)")]
     Address(String),
+    #[error("invalid configuration: {0}")]
+    Config(String),
     #[error("cannot listen on {addr}: {source}")]
     Bind {
         addr: SocketAddr,
@@ -177,9 +242,13 @@ impl Server {
             shutdown,
             webhook_router,
         } = self;
+        config.check()?;
         let metrics = Metrics::register(&mut registry);
         let certs = CertStore::load(&config.tls_dir, metrics.tls.clone())?;
-        let tls_config = certs.server_config()?;
+        let acceptor = Arc::new(client_auth::Acceptor::new(
+            certs.clone(),
+            config.client_auth.clone(),
+        )?);
         let webhook = bind(config.listen).await?;
         let local_addr = local_addr_of(&webhook, config.listen)?;
         let plain = match config.metrics_listen {
@@ -191,6 +260,7 @@ impl Server {
             _ => None,
         };
         let reloader = tls::watch(
+            acceptor.clone(),
             certs.clone(),
             config.reload_debounce,
             config.reload_poll,
@@ -202,19 +272,21 @@ impl Server {
             registry: Arc::new(registry),
             health: health.clone(),
             body_limit: config.body_limit,
+            body_budget: body::BodyBudget::new(config.body_budget),
             request_timeout: config.request_timeout,
             permits: Arc::new(Semaphore::new(config.max_concurrency.max(1))),
         });
         let listeners = listener::Listeners {
             webhook,
             webhook_router: webhook_router.unwrap_or_else(|| routes::webhook(state.clone())),
-            tls: tokio_rustls::TlsAcceptor::from(tls_config),
+            tls: acceptor,
             plain: plain.map(|listener| (listener, routes::metrics_only(state))),
         };
         tracing::info!(
             listen = %local_addr,
             metrics = ?metrics_addr,
             tls_dir = %config.tls_dir.display(),
+            client_auth = config.client_auth.is_some(),
             "serving admission webhook"
         );
         let task = tokio::spawn(listener::run(

@@ -15,10 +15,11 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use futures::{FutureExt, StreamExt};
+use futures::FutureExt;
 use prometheus_client::registry::Registry;
 use tokio::sync::Semaphore;
 
+use super::body::{self, BodyBudget, TooComplex};
 use super::health::Health;
 use super::metrics::{self, Metrics};
 use crate::admission::BadReview;
@@ -34,8 +35,10 @@ pub(crate) struct AppState {
     pub registry: Arc<Registry>,
     pub health: Health,
     pub body_limit: usize,
+    /// Bounds the request bodies (and their decoded form) in memory at once.
+    pub body_budget: BodyBudget,
     pub request_timeout: Duration,
-    /// Bounds concurrent admissions (and so memory: limit × body size).
+    /// Bounds concurrent admissions.
     pub permits: Arc<Semaphore>,
 }
 
@@ -76,6 +79,7 @@ async fn mutate(State(state): State<Arc<AppState>>, request: Request) -> Respons
 /// Why an admission request got no AdmissionReview answer.
 enum Failure {
     Bad(BadReview),
+    TooComplex(TooComplex),
     Panicked,
 }
 
@@ -104,6 +108,19 @@ async fn admit(state: &AppState, endpoint: Endpoint, headers: &HeaderMap, body: 
             let status = StatusCode::from_u16(bad.http_status()).unwrap_or(StatusCode::BAD_REQUEST);
             error_response(status, &bad.to_string(), bad.reason())
         }
+        Ok(Err(Failure::TooComplex(TooComplex { estimate, budget }))) => {
+            state.metrics.bad_request("too_complex");
+            tracing::warn!(
+                endpoint = label,
+                estimate,
+                budget,
+                "request body would decode past the body budget"
+            );
+            let message = format!(
+                "request body would take about {estimate} bytes decoded, more than the body budget of {budget}"
+            );
+            error_response(StatusCode::PAYLOAD_TOO_LARGE, &message, "too_complex")
+        }
         Ok(Err(Failure::Panicked)) => {
             state.metrics.error("internal");
             tracing::error!(endpoint = label, "admission handler panicked");
@@ -130,15 +147,20 @@ async fn handle(
     state: &AppState,
     endpoint: Endpoint,
     headers: &HeaderMap,
-    body: Body,
+    mut body: Body,
 ) -> Result<Box<Admitted>, Failure> {
     check_content_type(headers).map_err(Failure::Bad)?;
-    check_declared_length(headers, state.body_limit).map_err(Failure::Bad)?;
+    let declared = check_declared_length(headers, state.body_limit).map_err(Failure::Bad)?;
+    let mut reserved = state.body_budget.reserve(declared).await;
     // Closed only if the semaphore is closed, which we never do.
     let _permit = state.permits.acquire().await.ok();
-    let bytes = read_body(body, state.body_limit)
+    let bytes = body::read(&mut body, declared.unwrap_or(0), state.body_limit)
         .await
         .map_err(Failure::Bad)?;
+    state
+        .body_budget
+        .settle(&mut reserved, &bytes)
+        .map_err(Failure::TooComplex)?;
     // A bug in a policy or fact must cost one request, not the connection.
     AssertUnwindSafe(state.engine.admit(&bytes, endpoint))
         .catch_unwind()
@@ -162,31 +184,17 @@ fn check_content_type(headers: &HeaderMap) -> Result<(), BadReview> {
     }
 }
 
-/// Refuse early when the declared length is already over the limit.
-fn check_declared_length(headers: &HeaderMap, limit: usize) -> Result<(), BadReview> {
+/// The declared length, refused early when already over the limit.
+fn check_declared_length(headers: &HeaderMap, limit: usize) -> Result<Option<usize>, BadReview> {
     let declared = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     match declared {
         Some(length) if length > limit as u64 => Err(BadReview::TooLarge { limit }),
-        _ => Ok(()),
+        Some(length) => Ok(usize::try_from(length).ok()),
+        None => Ok(None),
     }
-}
-
-/// Read at most `limit` bytes; chunked bodies are cut off as soon as they
-/// pass it rather than buffered whole.
-async fn read_body(body: Body, limit: usize) -> Result<Vec<u8>, BadReview> {
-    let mut stream = body.into_data_stream();
-    let mut bytes = Vec::new();
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|err| BadReview::BodyRead(err.to_string()))?;
-        if bytes.len() + chunk.len() > limit {
-            return Err(BadReview::TooLarge { limit });
-        }
-        bytes.extend_from_slice(&chunk);
-    }
-    Ok(bytes)
 }
 
 /// One line per gated decision; everything else at debug.
@@ -331,93 +339,4 @@ async fn not_found() -> Response {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::decision::Action;
-
-    fn headers(content_type: Option<&'static str>, length: Option<&'static str>) -> HeaderMap {
-        let mut headers = HeaderMap::new();
-        if let Some(ct) = content_type {
-            headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(ct));
-        }
-        if let Some(len) = length {
-            headers.insert(header::CONTENT_LENGTH, HeaderValue::from_static(len));
-        }
-        headers
-    }
-
-    #[test]
-    fn content_type_must_be_json() {
-        assert!(check_content_type(&headers(Some("application/json"), None)).is_ok());
-        assert!(
-            check_content_type(&headers(Some("Application/JSON; charset=utf-8"), None)).is_ok()
-        );
-        for bad in [Some("text/plain"), Some("application/yaml"), None] {
-            let err = check_content_type(&headers(bad, None)).expect_err("rejected");
-            assert_eq!(err.http_status(), 415);
-        }
-    }
-
-    #[test]
-    fn declared_length_over_limit_is_413() {
-        assert!(check_declared_length(&headers(None, Some("10")), 10).is_ok());
-        let err = check_declared_length(&headers(None, Some("11")), 10).expect_err("too large");
-        assert_eq!(err.http_status(), 413);
-        assert!(check_declared_length(&headers(None, Some("junk")), 10).is_ok());
-    }
-
-    #[tokio::test]
-    async fn body_reading_stops_at_the_limit() {
-        let ok = read_body(Body::from(vec![b'x'; 10]), 10)
-            .await
-            .expect("fits");
-        assert_eq!(ok.len(), 10);
-        let err = read_body(Body::from(vec![b'x'; 11]), 10)
-            .await
-            .expect_err("over");
-        assert_eq!(err.reason(), "too_large");
-    }
-
-    #[test]
-    fn names_the_policies_that_fired_in_order() {
-        let fired = |policy: &str| PolicyOutcome {
-            policy: policy.into(),
-            action: Action::Deny,
-            fact: String::new(),
-            unknown: false,
-        };
-        assert_eq!(policy_names(&[]), "");
-        assert_eq!(policy_names(&[fired("leader")]), "leader");
-        let three = [fired("leader"), fired("attached-volumes"), fired("pdb")];
-        assert_eq!(policy_names(&three), "leader,attached-volumes,pdb");
-    }
-
-    #[test]
-    fn describes_objects_for_logs() {
-        let target = ObjectRef {
-            resource: "pods".into(),
-            subresource: Some("eviction".into()),
-            namespace: Some("db".into()),
-            name: "postgres-0".into(),
-            ..ObjectRef::default()
-        };
-        assert_eq!(described(&target), "pods/eviction db/postgres-0");
-        let cluster_scoped = ObjectRef {
-            resource: "namespaces".into(),
-            subresource: Some("finalize".into()),
-            name: "legacy".into(),
-            ..ObjectRef::default()
-        };
-        assert_eq!(described(&cluster_scoped), "namespaces/finalize legacy");
-        let grouped = ObjectRef {
-            group: "storage.k8s.io".into(),
-            resource: "volumeattachments".into(),
-            name: "csi-0a1b".into(),
-            ..ObjectRef::default()
-        };
-        assert_eq!(
-            described(&grouped),
-            "volumeattachments.storage.k8s.io csi-0a1b"
-        );
-    }
-}
+mod tests;

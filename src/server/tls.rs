@@ -19,6 +19,7 @@ use arc_swap::ArcSwap;
 use notify::{EventKind, RecursiveMode, Watcher};
 use rustls::ServerConfig;
 use rustls::crypto::CryptoProvider;
+use rustls::server::danger::ClientCertVerifier;
 use rustls::server::{ClientHello, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
 use rustls_pki_types::pem::PemObject;
@@ -26,6 +27,7 @@ use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+use super::client_auth::Acceptor;
 use super::metrics::TlsMetrics;
 use super::shutdown::Shutdown;
 use crate::certs::{CERT_FILE, KEY_FILE};
@@ -55,6 +57,8 @@ pub enum TlsError {
     },
     #[error("{path}: certificate expired (notAfter {not_after})")]
     Expired { path: PathBuf, not_after: i64 },
+    #[error("{path}: client CA bundle unusable: {reason}")]
+    ClientCa { path: PathBuf, reason: String },
     #[error("cannot build the TLS configuration: {0}")]
     Config(#[source] rustls::Error),
     #[error("cannot watch {dir}: {source}")]
@@ -134,6 +138,10 @@ impl CertStore {
         &self.dir
     }
 
+    pub(super) fn provider(&self) -> &Arc<CryptoProvider> {
+        &self.provider
+    }
+
     pub fn current(&self) -> CertificateInfo {
         self.current.load().info.clone()
     }
@@ -198,13 +206,20 @@ impl CertStore {
         }
     }
 
-    /// A rustls config resolving to whatever pair is current at handshake.
-    pub fn server_config(self: &Arc<Self>) -> Result<Arc<ServerConfig>, TlsError> {
-        let mut config = ServerConfig::builder_with_provider(self.provider.clone())
+    /// A rustls config resolving to whatever pair is current at handshake,
+    /// verifying client certificates with `clients` when given.
+    pub fn server_config(
+        self: &Arc<Self>,
+        clients: Option<Arc<dyn ClientCertVerifier>>,
+    ) -> Result<Arc<ServerConfig>, TlsError> {
+        let builder = ServerConfig::builder_with_provider(self.provider.clone())
             .with_safe_default_protocol_versions()
-            .map_err(TlsError::Config)?
-            .with_no_client_auth()
-            .with_cert_resolver(Arc::new(Resolver(self.clone())));
+            .map_err(TlsError::Config)?;
+        let builder = match clients {
+            Some(verifier) => builder.with_client_cert_verifier(verifier),
+            None => builder.with_no_client_auth(),
+        };
+        let mut config = builder.with_cert_resolver(Arc::new(Resolver(self.clone())));
         config.alpn_protocols = ALPN.iter().map(|p| p.to_vec()).collect();
         Ok(Arc::new(config))
     }
@@ -294,8 +309,10 @@ fn unix_now() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
-/// Watch `store`'s directory and reload on changes until shutdown.
-pub fn watch(
+/// Watch the certificate directory (and the client CA's, when elsewhere)
+/// and reload on changes until shutdown.
+pub(super) fn watch(
+    acceptor: Arc<Acceptor>,
     store: Arc<CertStore>,
     debounce: Duration,
     poll_every: Duration,
@@ -317,12 +334,15 @@ pub fn watch(
         dir: store.dir.clone(),
         source,
     })?;
-    watcher
-        .watch(&store.dir, RecursiveMode::NonRecursive)
-        .map_err(|source| TlsError::Watch {
-            dir: store.dir.clone(),
-            source,
-        })?;
+    for dir in std::iter::once(store.dir.clone()).chain(acceptor.extra_watch_dir()) {
+        watcher
+            .watch(&dir, RecursiveMode::NonRecursive)
+            .map_err(|source| TlsError::Watch { dir, source })?;
+    }
+    let reload = move || {
+        let _ = store.reload();
+        acceptor.reload_client_ca();
+    };
     Ok(tokio::spawn(async move {
         // The watcher stops when dropped: keep it for the task's lifetime.
         let _watcher = watcher;
@@ -338,11 +358,9 @@ pub fn watch(
                     }
                     // Debounce: wait until the directory is quiet.
                     while let Ok(Some(())) = tokio::time::timeout(debounce, rx.recv()).await {}
-                    let _ = store.reload();
+                    reload();
                 }
-                _ = poll.tick() => {
-                    let _ = store.reload();
-                }
+                _ = poll.tick() => reload(),
             }
         }
     }))

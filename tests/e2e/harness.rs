@@ -1,11 +1,13 @@
 //! One cluster and one forcegate per test binary, started by the first test
 //! that asks for it.
 //!
-//! Start-up: build the test bed, start `testcluster`, apply the CRD, issue
-//! the serving certificate with `forcegate certs`, apply the e2e overlay
-//! (the whole base, webhooks by URL), mint a token for forcegate's
-//! ServiceAccount and run `forcegate serve --cluster kube` with it, then wait
-//! for `/readyz`. A failure anywhere fails every test with the reason.
+//! Start-up: build the test bed, pick forcegate's ports, make the client
+//! certificate the API server presents to forcegate (and its admission
+//! config), start `testcluster`, apply the CRD, issue the serving
+//! certificate with `forcegate certs`, apply the e2e overlay (the whole
+//! base, webhooks by URL), mint a token for forcegate's ServiceAccount and
+//! run `forcegate serve --cluster kube --client-ca-file ...` with it, then
+//! wait for `/readyz`. A failure anywhere fails every test with the reason.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -20,7 +22,8 @@ use crate::kubectl::Kubectl;
 use crate::overlay;
 use crate::process::{self, Tied};
 use crate::setup::{
-    build_test_bed, issue_certificate, service_account_kubeconfig, start_cluster, work_dir,
+    API_SERVER_CLIENT, build_test_bed, client_identity, issue_certificate,
+    service_account_kubeconfig, start_cluster, work_dir,
 };
 
 /// Namespace and ServiceAccount of the manifests.
@@ -42,6 +45,12 @@ pub struct Harness {
     /// Plain-HTTP port for /metrics, /healthz, /readyz.
     pub metrics_port: u16,
     pub ca_bundle: String,
+    /// The client CA forcegate trusts (`--client-ca-file`).
+    pub client_ca: PathBuf,
+    /// The client certificate and key the API server presents to forcegate
+    /// (PEM), for tests that post to forcegate as the API server would.
+    pub client_cert: PathBuf,
+    pub client_key: PathBuf,
     forcegate_kubeconfig: PathBuf,
     forcegate: Mutex<Option<Tied>>,
     _cluster: Mutex<Tied>,
@@ -84,7 +93,12 @@ impl Harness {
         let manifests = root.join("manifests");
         let bin = build_test_bed(&root)?;
         let work = work_dir()?;
-        let (cluster, kubeconfig) = start_cluster(&bin, &work)?;
+        // The webhook port is fixed before the API server starts: its
+        // admission kubeconfig names the webhook by host:port.
+        let port = free_port()?;
+        let metrics_port = free_port()?;
+        let identity = client_identity(&work.join("client-auth"), port)?;
+        let (cluster, kubeconfig) = start_cluster(&bin, &work, &identity)?;
         let admin = Kubectl::new(&bin, &kubeconfig);
 
         let crd = manifests.join("crd.yaml");
@@ -106,8 +120,6 @@ impl Harness {
 
         let certs = work.join("certs");
         let ca_bundle = issue_certificate(&certs)?;
-        let port = free_port()?;
-        let metrics_port = free_port()?;
         let overlay = overlay::write(&work.join("overlay"), &manifests, port, &ca_bundle)?;
         expect_ok(
             &admin,
@@ -124,6 +136,9 @@ impl Harness {
             port,
             metrics_port,
             ca_bundle,
+            client_ca: identity.ca,
+            client_cert: identity.cert,
+            client_key: identity.key,
             forcegate_kubeconfig,
             forcegate: Mutex::new(None),
             _cluster: Mutex::new(cluster),
@@ -188,6 +203,10 @@ impl Harness {
             .arg(format!("--listen=127.0.0.1:{}", self.port))
             .arg(format!("--metrics-listen=127.0.0.1:{}", self.metrics_port))
             .arg(format!("--tls-dir={}", self.work.join("certs").display()))
+            // Client auth on: every webhook call in the suite proves the
+            // API server presents its certificate.
+            .arg(format!("--client-ca-file={}", self.client_ca.display()))
+            .arg(format!("--client-cert-names={API_SERVER_CLIENT}"))
             .arg(format!(
                 "--policies={}",
                 self.root.join("policies").display()

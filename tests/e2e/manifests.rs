@@ -53,7 +53,7 @@ fn every_manifest_passes_a_server_side_dry_run() {
         .filter(|l| l.contains("(server dry run)"))
         .count();
     assert!(
-        objects >= 14,
+        objects >= 16,
         "expected every object of the base:\n{}",
         run.describe()
     );
@@ -133,12 +133,13 @@ fn deployment_passes_pod_security_restricted_and_wires_what_forcegate_reads() {
             .ok(&["apply", "--dry-run=server", "-k", dir, "-o", "json"]),
     );
     let items = list["items"].as_array().expect("a List");
-    let find = |kind: &str| {
+    let find_named = |kind: &str, name: &str| {
         items
             .iter()
-            .find(|i| i["kind"] == kind)
-            .unwrap_or_else(|| panic!("no {kind} in the base"))
+            .find(|i| i["kind"] == kind && i["metadata"]["name"] == name)
+            .unwrap_or_else(|| panic!("no {kind} {name} in the base"))
     };
+    let find = |kind: &str| find_named(kind, "forcegate");
     let namespace = find("Namespace");
     assert_eq!(
         namespace.pointer("/metadata/labels/pod-security.kubernetes.io~1enforce"),
@@ -256,6 +257,30 @@ fn deployment_passes_pod_security_restricted_and_wires_what_forcegate_reads() {
         .expect("Service https port");
     assert_eq!(https["port"], 443);
     assert_eq!(https["targetPort"], "https");
+    // The webhook Service carries the webhook port only; metrics have
+    // their own Service for a ServiceMonitor to select.
+    assert_eq!(service["spec"]["ports"].as_array().map(Vec::len), Some(1));
+    let metrics = find_named("Service", "forcegate-metrics");
+    assert_eq!(
+        metrics["metadata"]["labels"]["app.kubernetes.io/component"],
+        "metrics"
+    );
+    assert_eq!(metrics["spec"]["ports"][0]["name"], "metrics");
+    assert_eq!(metrics["spec"]["ports"][0]["targetPort"], "metrics");
+    assert_eq!(
+        arg("metrics-listen").rsplit(':').next(),
+        Some(metrics["spec"]["ports"][0]["port"].to_string().as_str())
+    );
+    // Ingress only to the two ports; metrics only from labelled namespaces.
+    let policy = find("NetworkPolicy");
+    assert_eq!(policy["spec"]["policyTypes"], json!(["Ingress"]));
+    let rules = policy["spec"]["ingress"].as_array().expect("ingress rules");
+    let ports: Vec<&Value> = rules.iter().map(|r| &r["ports"][0]["port"]).collect();
+    assert_eq!(ports, [&json!("https"), &json!("metrics")]);
+    assert_eq!(
+        rules[1]["from"][0]["namespaceSelector"]["matchLabels"]["forcegate.dev/scrape-metrics"],
+        "true"
+    );
     let pdb = find("PodDisruptionBudget");
     assert_eq!(pdb["spec"]["minAvailable"], 1);
 }

@@ -77,7 +77,7 @@ pub fn write(dir: &Path, manifests: &Path, port: u16, ca_bundle: &str) -> Result
 }
 
 /// `to` relative to `from` (both existing directories).
-fn relative(from: &Path, to: &Path) -> Result<PathBuf> {
+pub fn relative(from: &Path, to: &Path) -> Result<PathBuf> {
     let from = from
         .canonicalize()
         .with_context(|| format!("resolving {}", from.display()))?;

@@ -9,6 +9,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
+use base64::Engine as _;
 use serde_json::{Value, json};
 
 use crate::harness::{NAMESPACE, SERVICE_ACCOUNT, expect_ok, read_from, tail};
@@ -79,7 +80,12 @@ pub fn work_dir() -> Result<PathBuf> {
 }
 
 /// Start `testcluster`, tied to this process; returns it and the kubeconfig.
-pub fn start_cluster(bin: &Path, work: &Path) -> Result<(Tied, PathBuf)> {
+/// The API server presents `identity` to the webhook at `127.0.0.1:port`.
+pub fn start_cluster(
+    bin: &Path,
+    work: &Path,
+    identity: &ClientIdentity,
+) -> Result<(Tied, PathBuf)> {
     let log_path = work.join("testcluster.log");
     let log = std::fs::File::create(&log_path)?;
     let mut command = Command::new(bin.join("testcluster"));
@@ -87,6 +93,10 @@ pub fn start_cluster(bin: &Path, work: &Path) -> Result<(Tied, PathBuf)> {
         .arg("--state-dir")
         .arg(work.join("cluster"))
         .args(["--exit-on-stdin-eof", "--timeout=150s", "-v"])
+        .arg(format!(
+            "--apiserver-arg=--admission-control-config-file={}",
+            identity.admission_config.display()
+        ))
         .stdout(Stdio::piped())
         .stderr(log);
     let mut cluster = Tied::spawn("testcluster", &mut command).context("spawning testcluster")?;
@@ -113,6 +123,70 @@ pub fn start_cluster(bin: &Path, work: &Path) -> Result<(Tied, PathBuf)> {
         Ok(None) => Err(failed("testcluster exited before it was ready")),
         Err(_) => Err(failed(&format!("not ready within {CLUSTER_TIMEOUT:?}"))),
     }
+}
+
+/// The client certificate kube-apiserver presents to forcegate, and the
+/// files that make it do so.
+pub struct ClientIdentity {
+    /// What `forcegate serve --client-ca-file` trusts.
+    pub ca: PathBuf,
+    pub cert: PathBuf,
+    pub key: PathBuf,
+    /// `--admission-control-config-file` of the API server.
+    pub admission_config: PathBuf,
+}
+
+/// Name of the client certificate (`--client-cert-names`).
+pub const API_SERVER_CLIENT: &str = "kube-apiserver";
+
+/// A client CA and certificate, a kubeconfig whose `users` entry named
+/// `127.0.0.1:<port>` (the host:port of the webhook URLs: the API server's
+/// AuthenticationInfoResolver matches it exactly) holds that certificate,
+/// and the AdmissionConfiguration pointing both webhook plugins at it.
+pub fn client_identity(dir: &Path, port: u16) -> Result<ClientIdentity> {
+    std::fs::create_dir_all(dir)?;
+    let authority = forcegate::certs::Authority::generate("kube-apiserver-clients", NAMESPACE, 2)?;
+    let leaf = authority.issue_client(API_SERVER_CLIENT, 2)?;
+    let identity = ClientIdentity {
+        ca: dir.join("client-ca.crt"),
+        cert: dir.join("apiserver-client.crt"),
+        key: dir.join("apiserver-client.key"),
+        admission_config: dir.join("admission-config.json"),
+    };
+    std::fs::write(&identity.ca, authority.cert_pem())?;
+    std::fs::write(&identity.cert, &leaf.cert_pem)?;
+    std::fs::write(&identity.key, &leaf.key_pem)?;
+    let base64 = |text: &str| base64::engine::general_purpose::STANDARD.encode(text);
+    let kubeconfig = json!({
+        "apiVersion": "v1",
+        "kind": "Config",
+        "users": [{
+            "name": format!("127.0.0.1:{port}"),
+            "user": {
+                "client-certificate-data": base64(&leaf.cert_pem),
+                "client-key-data": base64(&leaf.key_pem),
+            },
+        }],
+    });
+    let kubeconfig_path = dir.join("webhook-kubeconfig.json");
+    std::fs::write(&kubeconfig_path, kubeconfig.to_string())?;
+    let plugin = |name: &str| {
+        json!({
+            "name": name,
+            "configuration": {
+                "apiVersion": "apiserver.config.k8s.io/v1",
+                "kind": "WebhookAdmissionConfiguration",
+                "kubeConfigFile": kubeconfig_path,
+            },
+        })
+    };
+    let admission = json!({
+        "apiVersion": "apiserver.config.k8s.io/v1",
+        "kind": "AdmissionConfiguration",
+        "plugins": [plugin("ValidatingAdmissionWebhook"), plugin("MutatingAdmissionWebhook")],
+    });
+    std::fs::write(&identity.admission_config, admission.to_string())?;
+    Ok(identity)
 }
 
 /// `forcegate certs` for Service forcegate/forcegate; returns the caBundle.

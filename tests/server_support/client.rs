@@ -4,6 +4,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 
 use axum::body::Bytes;
+use forcegate::certs::Leaf;
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::StatusCode;
@@ -16,24 +17,47 @@ pub type Body = UnsyncBoxBody<Bytes, Infallible>;
 pub type HttpsClient = Client<HttpsConnector<HttpConnector>, Body>;
 
 pub fn client_config(ca_pem: &str) -> rustls::ClientConfig {
-    use rustls_pki_types::CertificateDer;
+    client_config_as(ca_pem, None)
+}
+
+/// A client config trusting `ca_pem`, presenting `identity` when given.
+pub fn client_config_as(ca_pem: &str, identity: Option<&Leaf>) -> rustls::ClientConfig {
     use rustls_pki_types::pem::PemObject;
+    use rustls_pki_types::{CertificateDer, PrivateKeyDer};
     let mut roots = rustls::RootCertStore::empty();
     for cert in CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
         roots.add(cert.expect("CA PEM")).expect("CA added");
     }
-    rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions()
-        .expect("versions")
-        .with_root_certificates(roots)
-        .with_no_client_auth()
+    let builder = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .expect("versions")
+    .with_root_certificates(roots);
+    match identity {
+        None => builder.with_no_client_auth(),
+        Some(leaf) => {
+            let chain = CertificateDer::pem_slice_iter(leaf.cert_pem.as_bytes())
+                .collect::<Result<Vec<_>, _>>()
+                .expect("client certificate PEM");
+            let key = PrivateKeyDer::from_pem_slice(leaf.key_pem.as_bytes()).expect("client key");
+            builder
+                .with_client_auth_cert(chain, key)
+                .expect("client identity")
+        }
+    }
 }
 
 /// A client that verifies the server against our CA. HTTP/1.1 only (as
 /// kube-apiserver) or h2 only via ALPN.
 pub fn https_client(ca_pem: &str, h2: bool) -> HttpsClient {
+    https_client_as(ca_pem, h2, None)
+}
+
+/// [`https_client`] presenting a client certificate.
+pub fn https_client_as(ca_pem: &str, h2: bool, identity: Option<&Leaf>) -> HttpsClient {
     let builder = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_tls_config(client_config(ca_pem))
+        .with_tls_config(client_config_as(ca_pem, identity))
         .https_only();
     let connector = if h2 {
         builder.enable_http2().build()

@@ -269,3 +269,40 @@ async fn recorder_trait_counts_created_and_existing() {
         "{text}"
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn journal_is_private_and_never_follows_a_symlink() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |path: &Path| std::fs::metadata(path).expect("meta").permissions().mode() & 0o777;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("forcegate.journal");
+    drop(JournalRecorder::open(&path).expect("create"));
+    assert_eq!(mode(&path), 0o600);
+
+    // A journal left readable by others is narrowed when opened.
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    drop(JournalRecorder::open(&path).expect("reopen"));
+    assert_eq!(mode(&path), 0o600);
+
+    // A link planted at the journal's path is refused, its target untouched,
+    // whether the target exists or not.
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "").expect("victim");
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    for target in [victim.clone(), dir.path().join("missing")] {
+        let link = dir.path().join("linked.journal");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&target, &link).expect("plant link");
+        let err = JournalRecorder::open(&link)
+            .err()
+            .expect("a symlinked journal is refused");
+        assert!(
+            err.to_string().contains("symbolic link"),
+            "unclear error: {err}"
+        );
+        assert!(!dir.path().join("missing").exists());
+    }
+    assert_eq!(std::fs::read(&victim).expect("victim"), b"");
+    assert_eq!(mode(&victim), 0o644);
+}

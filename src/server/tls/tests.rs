@@ -89,7 +89,7 @@ fn server_config_offers_h2_and_http1() {
     )
     .expect("write");
     let store = CertStore::load(dir.path(), TlsMetrics::default()).expect("loads");
-    let config = store.server_config().expect("config");
+    let config = store.server_config(None).expect("config");
     assert_eq!(
         config.alpn_protocols,
         vec![b"h2".to_vec(), b"http/1.1".to_vec()]
