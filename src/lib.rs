@@ -15,6 +15,7 @@ pub mod engine;
 pub mod facts;
 pub mod intent;
 pub mod json_string;
+pub mod oncall;
 pub mod policy;
 pub mod server;
 pub mod telemetry;
