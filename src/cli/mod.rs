@@ -1,4 +1,5 @@
-//! Command line: `serve`, `review`, `test`, `lint`, `certs`, kubectl-style.
+//! Command line: `serve`, `review`, `test`, `lint`, `certs`, and the on-call
+//! commands `explain`, `stuck`, `records`, kubectl-style.
 //!
 //! Exit codes follow DESIGN.md: 0 allowed/ok, 1 denied/failed, 2 bad input or usage.
 
@@ -9,10 +10,18 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 mod certs;
+mod explain;
 mod lint;
+mod oncall;
+mod records;
 mod review;
 mod serve;
+mod stuck;
 mod test;
+
+pub use explain::ExplainArgs;
+pub use records::{RecordsArgs, RecordsCommand};
+pub use stuck::StuckArgs;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -37,6 +46,13 @@ pub enum Command {
     Lint(LintArgs),
     /// Write a CA and a serving certificate for the webhook Service.
     Certs(CertsArgs),
+    /// What forcegate would decide for a force delete, a grace-0 eviction or a
+    /// finalizer strip of an object right now, and the safe path instead.
+    Explain(ExplainArgs),
+    /// Everything stuck Terminating, and why (from evidence, never from age alone).
+    Stuck(StuckArgs),
+    /// ForceDeletion records: what force deletions left behind.
+    Records(RecordsArgs),
 }
 
 /// Output format, kubectl-style `-o`.
@@ -195,5 +211,8 @@ pub fn main() -> ExitCode {
         Command::Test(args) => test::run(args),
         Command::Lint(args) => lint::run(args),
         Command::Certs(args) => certs::run(args),
+        Command::Explain(args) => explain::run(args),
+        Command::Stuck(args) => stuck::run(args),
+        Command::Records(args) => records::run(args),
     }
 }
