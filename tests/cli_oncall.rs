@@ -396,3 +396,39 @@ fn an_unreachable_cluster_is_one_line_and_exit_2() {
         );
     }
 }
+
+#[test]
+fn the_krew_manifest_installs_this_version_of_the_plugin_binary() {
+    let text = std::fs::read_to_string(root().join("plugins/forcegate.yaml")).expect("manifest");
+    let manifest: Value = serde_saphyr::from_str(&text).expect("manifest YAML");
+    assert_eq!(
+        manifest["apiVersion"],
+        "krew.googlecontainertools.github.com/v1alpha2"
+    );
+    assert_eq!(manifest["kind"], "Plugin");
+    // `kubectl forcegate` runs `kubectl-forcegate`: the name must match.
+    assert_eq!(manifest["metadata"]["name"], "forcegate");
+    assert_eq!(
+        manifest["spec"]["version"],
+        format!("v{}", env!("CARGO_PKG_VERSION"))
+    );
+    let platforms = manifest["spec"]["platforms"].as_array().expect("platforms");
+    assert!(!platforms.is_empty());
+    for platform in platforms {
+        assert_eq!(platform["bin"], "kubectl-forcegate", "{platform}");
+        assert!(
+            platform["selector"]["matchLabels"]["os"].is_string(),
+            "{platform}"
+        );
+        let files = platform["files"].as_array().expect("files");
+        assert!(
+            files.iter().any(|f| f["from"] == "kubectl-forcegate"),
+            "{platform}"
+        );
+        let uri = platform["uri"].as_str().expect("uri");
+        assert!(
+            uri.contains(&format!("/v{}/", env!("CARGO_PKG_VERSION"))),
+            "{uri}"
+        );
+    }
+}

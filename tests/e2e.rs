@@ -19,6 +19,8 @@
 //! Teardown: the cluster launcher and the forcegate wrapper both stop when
 //! this process exits, however it exits (their stdin pipes close).
 
+#[path = "doc_capture/mod.rs"]
+mod doc_capture;
 #[path = "e2e/fixtures.rs"]
 mod fixtures;
 #[path = "e2e/harness.rs"]
@@ -42,6 +44,8 @@ mod finalizers;
 mod force_delete;
 #[path = "e2e/manifests.rs"]
 mod manifests;
+#[path = "e2e/oncall.rs"]
+mod oncall;
 #[path = "e2e/outage.rs"]
 mod outage;
 #[path = "e2e/rbac.rs"]

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 mod certs;
 mod explain;
@@ -204,7 +204,16 @@ fn humantime_secs(s: &str) -> Result<Duration, String> {
 
 /// Entry point shared by `forcegate` and `kubectl-forcegate`.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let mut command = Cli::command();
+    // Run by kubectl as a plugin: help and errors say `kubectl forcegate`.
+    let plugin = std::env::args_os()
+        .next()
+        .map(std::path::PathBuf::from)
+        .is_some_and(|p| p.file_stem().is_some_and(|s| s == "kubectl-forcegate"));
+    if plugin {
+        command = command.bin_name("kubectl forcegate");
+    }
+    let cli = Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit());
     match cli.command {
         Command::Serve(args) => serve::run(args),
         Command::Review(args) => review::run(args),

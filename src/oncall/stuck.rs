@@ -65,7 +65,8 @@ pub struct Stuck {
     pub controllers: Vec<ControllerCheck>,
 }
 
-/// Everything stuck, oldest first.
+/// Everything stuck: cluster-scoped objects first, then by namespace, kind
+/// and name (the order of the evidence), so that runs compare line by line.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
@@ -105,7 +106,7 @@ impl Scope<'_> {
 /// Diagnose every object in `scope` Terminating for at least `older_than`.
 pub fn diagnose(evidence: &Evidence, scope: Scope<'_>, older_than: Duration) -> Report {
     let threshold = i64::try_from(older_than.as_secs()).unwrap_or(i64::MAX);
-    let mut stuck: Vec<Stuck> = (evidence.terminating.iter())
+    let stuck: Vec<Stuck> = (evidence.terminating.iter())
         .filter(|t| scope.covers(t))
         .map(|t| {
             (
@@ -116,7 +117,6 @@ pub fn diagnose(evidence: &Evidence, scope: Scope<'_>, older_than: Duration) -> 
         .filter(|(_, age)| *age >= threshold)
         .map(|(t, age)| one(evidence, t, age))
         .collect();
-    stuck.sort_by_key(|s| std::cmp::Reverse(s.age_seconds));
     Report {
         older_than_seconds: older_than.as_secs(),
         stuck,
