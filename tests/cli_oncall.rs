@@ -288,61 +288,36 @@ fn records_reads_a_journal_a_running_server_holds_and_checks_it_against_the_snap
     // Held open (and locked), as `serve` holds it.
     let (path, _held) = journal(dir.path());
     let path = path.to_str().expect("utf-8");
-    let listed = forcegate(&["records", "--journal", path]);
-    assert_eq!(listed.status.code(), Some(0), "{}", stderr(&listed));
-    assert!(
-        stdout(&listed).contains("Pending (not verified)"),
-        "{}",
-        stdout(&listed)
-    );
+    // `records <args> --journal FILE`, checked against the snapshot or not.
+    let records = |args: &[&str], snapshot: bool| {
+        let mut all = vec!["records"];
+        all.extend(args);
+        all.extend(["--journal", path]);
+        if snapshot {
+            all.extend(["--cluster", "examples/cluster"]);
+        }
+        let output = forcegate(&all);
+        (output.status.code(), stdout(&output), stderr(&output))
+    };
+    let (code, text, err) = records(&[], false);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(text.contains("Pending (not verified)"), "{text}");
 
     // The record's pod is still in the snapshot: not clean yet, and past
     // a deadline of zero.
-    let fresh = forcegate(&[
-        "records",
-        "--journal",
-        path,
-        "--cluster",
-        "examples/cluster",
-    ]);
-    assert_eq!(fresh.status.code(), Some(0), "{}", stderr(&fresh));
-    assert!(
-        stdout(&fresh).contains("Verifying (checked now)"),
-        "{}",
-        stdout(&fresh)
-    );
-    let checked = forcegate(&[
-        "records",
-        "--journal",
-        path,
-        "--cluster",
-        "examples/cluster",
-        "--deadline",
-        "0s",
-        "--phase",
-        "NeedsAttention",
-    ]);
-    assert_eq!(checked.status.code(), Some(1), "{}", stderr(&checked));
-    let text = stdout(&checked);
+    let (code, text, err) = records(&[], true);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(text.contains("Verifying (checked now)"), "{text}");
+    let (code, text, err) = records(&["--deadline", "0s", "--phase", "NeedsAttention"], true);
+    assert_eq!(code, Some(1), "{err}");
     assert!(
         text.contains("NeedsAttention (checked now)") && text.contains("object-gone"),
         "{text}"
     );
 
     let name = "fd-5bac4e8a-3f6d-4abc-9d7e-2c4f6b8a0d03";
-    let show = forcegate(&[
-        "records",
-        "show",
-        name,
-        "--journal",
-        path,
-        "--cluster",
-        "examples/cluster",
-        "--deadline",
-        "0s",
-    ]);
-    let text = stdout(&show);
-    assert_eq!(show.status.code(), Some(1));
+    let (code, text, _) = records(&["show", name, "--deadline", "0s"], true);
+    assert_eq!(code, Some(1));
     for expected in [
         "Pod data/db-2",
         "On the node",
@@ -350,11 +325,11 @@ fn records_reads_a_journal_a_running_server_holds_and_checks_it_against_the_snap
     ] {
         assert!(text.contains(expected), "{expected:?} in:\n{text}");
     }
-    let missing = forcegate(&["records", "show", "fd-nope", "--journal", path]);
-    assert_eq!(missing.status.code(), Some(2));
-    assert!(stderr(&missing).contains("forcedeletion \"fd-nope\" not found"));
-    let phase = forcegate(&["records", "--journal", path, "--phase", "Dirty"]);
-    assert_eq!(phase.status.code(), Some(2));
+    let (code, _, err) = records(&["show", "fd-nope"], false);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("forcedeletion \"fd-nope\" not found"), "{err}");
+    let (code, _, _) = records(&["--phase", "Dirty"], false);
+    assert_eq!(code, Some(2));
 }
 
 #[test]

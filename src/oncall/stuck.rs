@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::controllers::{self, ControllerCheck, Liveness};
-use super::evidence::{Evidence, Terminating};
+use super::evidence::{Candidate, Evidence, Terminating};
 use super::inventory::{Gap, group_of};
 use super::render::age;
 
@@ -246,13 +246,9 @@ fn controller_advice(object: &Terminating, check: &ControllerCheck, d: &mut Diag
     };
     match &check.liveness {
         Liveness::Alive { running } => {
-            let shown: Vec<String> = running
-                .iter()
-                .map(|c| format!("{} {}/{} ({})", c.kind, c.namespace, c.name, c.state))
-                .collect();
             d.finding(
                 "controller-alive",
-                format!("{subject} is running: {}", shown.join("; ")),
+                format!("{subject} is running: {}", listed(running)),
             );
             let logs = (running.iter())
                 .filter(|c| matches!(c.kind.as_str(), "Deployment" | "StatefulSet" | "DaemonSet"))
@@ -268,15 +264,11 @@ fn controller_advice(object: &Terminating, check: &ControllerCheck, d: &mut Diag
             d.advise(Level::Wait, format!("{owner} is alive, so it is slow or failing on this object, not gone: wait, and if nothing moves look for errors about it in its logs"), logs);
         }
         Liveness::Down { stopped } => {
-            let shown: Vec<String> = stopped
-                .iter()
-                .map(|c| format!("{} {}/{} ({})", c.kind, c.namespace, c.name, c.state))
-                .collect();
             d.finding(
                 "controller-down",
                 format!(
                     "{subject} is installed but not running: {}",
-                    shown.join("; ")
+                    listed(stopped)
                 ),
             );
             d.advise(Level::Human, format!("bring {owner} back so it can finish its cleanup; removing {} would skip that cleanup", if finalizer.is_empty() { "finalizers" } else { finalizer }), Vec::new());
@@ -316,6 +308,14 @@ fn controller_advice(object: &Terminating, check: &ControllerCheck, d: &mut Diag
             );
         }
     }
+}
+
+/// `Deployment ns/name (1/1 ready); Lease ...`
+fn listed(candidates: &[Candidate]) -> String {
+    let shown: Vec<String> = (candidates.iter())
+        .map(|c| format!("{} {}/{} ({})", c.kind, c.namespace, c.name, c.state))
+        .collect();
+    shown.join("; ")
 }
 
 /// "1 Widget.acme.example, 2 ConfigMap"-style text for a namespace's contents.

@@ -27,25 +27,19 @@ use crate::oncall::inventory::Gap;
 
 type Listed = BoxFuture<'static, Result<Vec<Object>, kube::Error>>;
 
-/// Namespaced kind `K`, in `namespace` or everywhere.
-fn namespaced<K>(cluster: &Cluster, namespace: Option<&str>) -> Listed
+/// Namespaced kind `K` in `namespace`, or in every namespace.
+fn in_scope<K>(cluster: &Cluster, namespace: Option<&str>) -> Api<K>
 where
-    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
-        + Into<Object>
-        + Clone
-        + DeserializeOwned
-        + Debug
-        + Send
-        + 'static,
+    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>,
 {
-    let api: Api<K> = match namespace {
+    match namespace {
         Some(ns) => Api::namespaced(cluster.client.clone(), ns),
         None => Api::all(cluster.client.clone()),
-    };
-    async move { Ok(list_all(&api).await?.into_iter().map(Into::into).collect()) }.boxed()
+    }
 }
 
-fn cluster_scoped<K>(cluster: &Cluster) -> Listed
+/// Every object of `api`, as records.
+fn full<K>(api: Api<K>) -> Listed
 where
     K: Resource<DynamicType = ()>
         + Into<Object>
@@ -55,7 +49,6 @@ where
         + Send
         + 'static,
 {
-    let api: Api<K> = Api::all(cluster.client.clone());
     async move { Ok(list_all(&api).await?.into_iter().map(Into::into).collect()) }.boxed()
 }
 
@@ -69,10 +62,7 @@ where
         + Send
         + 'static,
 {
-    let api: Api<K> = match namespace {
-        Some(ns) => Api::namespaced(cluster.client.clone(), ns),
-        None => Api::all(cluster.client.clone()),
-    };
+    let api: Api<K> = in_scope(cluster, namespace);
     async move {
         let listed = list_metadata_all(&api).await?;
         Ok(listed
@@ -90,40 +80,43 @@ pub async fn cluster_view(
     namespace: Option<&str>,
 ) -> Result<(SnapshotCluster, Vec<Gap>), OncallError> {
     let lists: Vec<(Kind, Listed)> = vec![
-        (Kind::Pod, namespaced::<Pod>(cluster, namespace)),
-        (Kind::Node, cluster_scoped::<Node>(cluster)),
-        (Kind::Lease, namespaced::<Lease>(cluster, namespace)),
+        (Kind::Pod, full(in_scope::<Pod>(cluster, namespace))),
+        (Kind::Node, full(Api::<Node>::all(cluster.client.clone()))),
+        (Kind::Lease, full(in_scope::<Lease>(cluster, namespace))),
         (
             Kind::VolumeAttachment,
-            cluster_scoped::<VolumeAttachment>(cluster),
+            full(Api::<VolumeAttachment>::all(cluster.client.clone())),
         ),
         (
             Kind::PersistentVolumeClaim,
-            namespaced::<PersistentVolumeClaim>(cluster, namespace),
+            full(in_scope::<PersistentVolumeClaim>(cluster, namespace)),
         ),
         (
             Kind::PersistentVolume,
-            cluster_scoped::<PersistentVolume>(cluster),
+            full(Api::<PersistentVolume>::all(cluster.client.clone())),
         ),
-        (Kind::Job, namespaced::<Job>(cluster, namespace)),
-        (Kind::CronJob, namespaced::<CronJob>(cluster, namespace)),
+        (Kind::Job, full(in_scope::<Job>(cluster, namespace))),
+        (Kind::CronJob, full(in_scope::<CronJob>(cluster, namespace))),
         (
             Kind::StatefulSet,
-            namespaced::<StatefulSet>(cluster, namespace),
+            full(in_scope::<StatefulSet>(cluster, namespace)),
         ),
         (
             Kind::ReplicaSet,
-            namespaced::<ReplicaSet>(cluster, namespace),
+            full(in_scope::<ReplicaSet>(cluster, namespace)),
         ),
         (
             Kind::Deployment,
-            namespaced::<Deployment>(cluster, namespace),
+            full(in_scope::<Deployment>(cluster, namespace)),
         ),
         (
             Kind::EndpointSlice,
-            namespaced::<EndpointSlice>(cluster, namespace),
+            full(in_scope::<EndpointSlice>(cluster, namespace)),
         ),
-        (Kind::Namespace, cluster_scoped::<Namespace>(cluster)),
+        (
+            Kind::Namespace,
+            full(Api::<Namespace>::all(cluster.client.clone())),
+        ),
         (
             Kind::ConfigMap,
             metadata::<ConfigMap>(cluster, namespace, Kind::ConfigMap),

@@ -146,37 +146,27 @@ pub(super) fn add(evidence: &mut Evidence, kind: &str, object: &Value) -> Result
         }
         kinds::VALIDATING => {
             let config: ValidatingWebhookConfiguration = decode(object)?;
+            let hooks = (config.webhooks.unwrap_or_default().into_iter())
+                .map(|h| (h.name, h.failure_policy, h.client_config.service, h.rules));
             let name = format!(
                 "ValidatingWebhookConfiguration/{}",
                 config.metadata.name.unwrap_or_default()
             );
-            for hook in config.webhooks.unwrap_or_default() {
-                let service = hook.client_config.service;
-                evidence.webhooks.push(webhook(
-                    &name,
-                    hook.name,
-                    hook.failure_policy,
-                    service,
-                    hook.rules,
-                ));
-            }
+            evidence
+                .webhooks
+                .extend(hooks.map(|hook| webhook(&name, hook)));
         }
         kinds::MUTATING => {
             let config: MutatingWebhookConfiguration = decode(object)?;
+            let hooks = (config.webhooks.unwrap_or_default().into_iter())
+                .map(|h| (h.name, h.failure_policy, h.client_config.service, h.rules));
             let name = format!(
                 "MutatingWebhookConfiguration/{}",
                 config.metadata.name.unwrap_or_default()
             );
-            for hook in config.webhooks.unwrap_or_default() {
-                let service = hook.client_config.service;
-                evidence.webhooks.push(webhook(
-                    &name,
-                    hook.name,
-                    hook.failure_policy,
-                    service,
-                    hook.rules,
-                ));
-            }
+            evidence
+                .webhooks
+                .extend(hooks.map(|hook| webhook(&name, hook)));
         }
         kinds::SLICE => {
             let slice: EndpointSlice = decode(object)?;
@@ -265,13 +255,15 @@ fn pod_state(pod: Pod) -> (PodState, Candidate) {
     (state, candidate)
 }
 
-fn webhook(
-    configuration: &str,
-    name: String,
-    failure_policy: Option<String>,
-    service: Option<ServiceReference>,
-    rules: Option<Vec<RuleWithOperations>>,
-) -> WebhookState {
+/// One webhook of a configuration: name, failurePolicy, Service, rules.
+type Hook = (
+    String,
+    Option<String>,
+    Option<ServiceReference>,
+    Option<Vec<RuleWithOperations>>,
+);
+
+fn webhook(configuration: &str, (name, failure_policy, service, rules): Hook) -> WebhookState {
     let rules = rules.unwrap_or_default();
     let operations = (rules.iter())
         .flat_map(|r| r.operations.iter().flatten().cloned())

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::{Style, age, table};
+use super::{Style, age, checklist_item, table};
 use crate::cleanup::{ChecklistItem, ItemState};
 use crate::facts::Facts;
 use crate::oncall::explain::{ActionReport, Explanation, LeaseRenewal};
@@ -145,16 +145,16 @@ fn left_behind(explanation: &Explanation, style: Style, out: &mut String) {
         if items.is_empty() {
             let _ = writeln!(out, "  nothing");
         }
-        for item in items {
-            let state = match item.state {
-                ItemState::Ok => style.green("ok"),
-                ItemState::Pending => style.yellow("pending"),
-                ItemState::Failed => style.red("failed"),
-                ItemState::Manual => style.dim("manual"),
-            };
-            let _ = writeln!(out, "  [{state}] {}: {}", item.name, item.message);
-            if let Some(command) = &item.command {
-                let _ = writeln!(out, "      $ {command}");
+        // Node-side steps last, under their own heading, as `records show` has them.
+        let (api, manual): (Vec<&ChecklistItem>, Vec<&ChecklistItem>) =
+            items.iter().partition(|i| i.state != ItemState::Manual);
+        for item in api {
+            checklist_item(item, style, out);
+        }
+        if !manual.is_empty() {
+            let _ = writeln!(out, "  on the node (the API cannot show these):");
+            for item in manual {
+                checklist_item(item, style, out);
             }
         }
     }

@@ -6,6 +6,7 @@ use std::io::IsTerminal;
 use serde::Serialize;
 
 use super::OncallError;
+use crate::cleanup::{ChecklistItem, ItemState};
 
 pub mod explain;
 pub mod records;
@@ -57,6 +58,25 @@ impl Style {
     }
     pub fn dim(self, text: &str) -> String {
         self.paint("2", text)
+    }
+}
+
+/// One checklist item: `[state] name: message`, then its command. Manual
+/// items are listed under their own heading, without the state.
+pub fn checklist_item(item: &ChecklistItem, style: Style, out: &mut String) {
+    let state = match item.state {
+        ItemState::Ok => Some(style.green("ok")),
+        ItemState::Pending => Some(style.yellow("pending")),
+        ItemState::Failed => Some(style.red("failed")),
+        ItemState::Manual => None,
+    };
+    let line = match state {
+        Some(state) => format!("  [{state}] {}: {}\n", item.name, item.message),
+        None => format!("  {}: {}\n", item.name, item.message),
+    };
+    out.push_str(&line);
+    if let Some(command) = &item.command {
+        out.push_str(&format!("      $ {command}\n"));
     }
 }
 

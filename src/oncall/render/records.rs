@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::{Style, age, table};
+use super::{Style, age, checklist_item, table};
 use crate::cleanup::{ItemState, Phase};
 use crate::oncall::records::{Detail, Summary, Verified};
 
@@ -167,15 +167,7 @@ pub fn show(detail: &Detail, style: Style) -> String {
         );
     }
     for item in detail.items.iter().filter(|i| i.state != ItemState::Manual) {
-        let state = match item.state {
-            ItemState::Ok => style.green("ok"),
-            ItemState::Pending => style.yellow("pending"),
-            _ => style.red("failed"),
-        };
-        let _ = writeln!(out, "  [{state}] {}: {}", item.name, item.message);
-        if let Some(command) = &item.command {
-            let _ = writeln!(out, "      $ {command}");
-        }
+        checklist_item(item, style, &mut out);
     }
     let manual: Vec<_> = detail
         .items
@@ -189,10 +181,7 @@ pub fn show(detail: &Detail, style: Style) -> String {
             style.bold("On the node (the API cannot show these)")
         );
         for item in manual {
-            let _ = writeln!(out, "  {}: {}", item.name, item.message);
-            if let Some(command) = &item.command {
-                let _ = writeln!(out, "      $ {command}");
-            }
+            checklist_item(item, style, &mut out);
         }
     }
     out
