@@ -29,12 +29,16 @@ mod harness;
 mod kubectl;
 #[path = "e2e/overlay.rs"]
 mod overlay;
+#[path = "e2e/plugin.rs"]
+mod plugin;
 #[path = "e2e/process.rs"]
 mod process;
 #[path = "e2e/setup.rs"]
 mod setup;
 #[path = "e2e/storage.rs"]
 mod storage;
+#[path = "e2e/widgets.rs"]
+mod widgets;
 
 #[path = "e2e/eviction.rs"]
 mod eviction;

@@ -4,111 +4,18 @@
 //! docs/operations.md's "At 3 a.m." section (see `tests/doc_capture`).
 
 use std::collections::BTreeSet;
-use std::ffi::OsString;
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use regex::Regex;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::doc_capture;
 use crate::fixtures::{NodeState, PodSpec, Scene, denied_by, record_name};
-use crate::harness::{Harness, harness};
-use crate::kubectl::{Run, eventually, parse};
-use crate::process;
-use crate::setup::build_test_bed;
+use crate::harness::harness;
+use crate::kubectl::{Run, eventually};
+use crate::plugin::plugin;
+use crate::widgets;
 
 const WEBHOOK: &str = "force-delete.pods.forcegate.dev";
-
-/// `kubectl forcegate ...` with the admin's kubeconfig and the policies
-/// `serve` runs.
-struct Plugin {
-    kubectl: PathBuf,
-    path: OsString,
-    kubeconfig: PathBuf,
-    policies: PathBuf,
-}
-
-fn plugin(h: &Harness) -> &'static Plugin {
-    static PLUGIN: OnceLock<Plugin> = OnceLock::new();
-    PLUGIN.get_or_init(|| {
-        let bin = build_test_bed(&h.root).expect("test bed (already built by the harness)");
-        let config = h.admin.ok(&[
-            "config",
-            "view",
-            "--raw",
-            "--minify",
-            "--flatten",
-            "-o",
-            "json",
-        ]);
-        let kubeconfig = h.work.join("oncall.kubeconfig");
-        std::fs::write(&kubeconfig, config).expect("write kubeconfig");
-        let plugin_dir = Path::new(env!("CARGO_BIN_EXE_kubectl-forcegate"))
-            .parent()
-            .expect("bin dir");
-        let mut path = OsString::from(plugin_dir);
-        path.push(":");
-        path.push(std::env::var_os("PATH").unwrap_or_default());
-        Plugin {
-            kubectl: bin.join("kubectl"),
-            path,
-            kubeconfig,
-            policies: h.root.join("policies"),
-        }
-    })
-}
-
-impl Plugin {
-    fn run(&self, args: &[&str]) -> Run {
-        let mut command = Command::new(&self.kubectl);
-        command
-            .arg("forcegate")
-            .args(args)
-            .env("PATH", &self.path)
-            .env("KUBECONFIG", &self.kubeconfig)
-            .env("FORCEGATE_POLICIES", &self.policies)
-            .env("NO_PROXY", "127.0.0.1,localhost")
-            .env_remove("HTTPS_PROXY")
-            .env_remove("https_proxy")
-            .env_remove("HTTP_PROXY")
-            .env_remove("http_proxy")
-            .env_remove("ALL_PROXY");
-        let done = process::run(&mut command, None, Duration::from_secs(120))
-            .expect("run kubectl forcegate");
-        Run {
-            command: format!("kubectl forcegate {}", args.join(" ")),
-            code: done.status.and_then(|s| s.code()),
-            stdout: done.stdout,
-            stderr: done.stderr,
-        }
-    }
-
-    /// Run, require exit code `code`, and keep the output for the docs.
-    fn capture(&self, name: &str, args: &[&str], code: i32) -> Run {
-        let run = self.run(args);
-        assert_eq!(run.code, Some(code), "{}", run.describe());
-        doc_capture::write(
-            name,
-            &format!("kubectl forcegate {}", args.join(" ")),
-            &run.stdout,
-        );
-        if let Err(stale) = doc_capture::check(name) {
-            panic!("{stale}");
-        }
-        run
-    }
-
-    fn json(&self, args: &[&str]) -> (Value, Run) {
-        let mut all = args.to_vec();
-        all.extend(["-o", "json"]);
-        let run = self.run(&all);
-        assert!(matches!(run.code, Some(0 | 1)), "{}", run.describe());
-        (parse(&run.stdout), run)
-    }
-}
 
 /// (allowed, policies) the webhook named: denials list `- <policy>:`,
 /// allowed requests warn `forcegate <policy>:`.
@@ -246,122 +153,12 @@ fn explain_gives_the_verdicts_the_webhook_gives_for_the_same_delete() {
     }
 }
 
-/// Objects `stuck` needs that live outside the scene's namespace; removed
-/// on drop so the stale API group does not outlive the test.
-struct ClusterWide<'a>(&'a Scene);
-
-impl Drop for ClusterWide<'_> {
-    fn drop(&mut self) {
-        for (kind, name) in [
-            ("validatingwebhookconfiguration", "acme-widgets"),
-            ("apiservice", "v1.metrics.acme.example"),
-        ] {
-            let _ = self
-                .0
-                .k()
-                .run(&["delete", kind, name, "--ignore-not-found", "--wait=false"]);
-        }
-    }
-}
-
-fn create_widget_world(scene: &Scene) {
-    scene.k().ok_stdin(&["apply", "-f", "-"], &json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.acme.example"},
-        "spec": {
-            "group": "acme.example",
-            "scope": "Namespaced",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-            "versions": [{"name": "v1", "served": true, "storage": true,
-                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}],
-        },
-    }).to_string());
-    scene.k().ok(&[
-        "wait",
-        "--for=condition=Established",
-        "--timeout=60s",
-        "crd/widgets.acme.example",
-    ]);
-    eventually(
-        "the Widget type to be served",
-        Duration::from_secs(30),
-        || {
-            let run = scene.k().run_stdin(&["create", "-f", "-"], &json!({
-            "apiVersion": "acme.example/v1", "kind": "Widget",
-            "metadata": {"name": "w1", "namespace": scene.ns, "finalizers": ["acme.example/cleanup"]},
-        }).to_string());
-            if run.success() {
-                Ok(())
-            } else {
-                Err(run.describe())
-            }
-        },
-    );
-    scene.ok(&["delete", "widget.acme.example", "w1", "--wait=false"]);
-}
-
 #[test]
 fn stuck_names_the_custom_finalizer_and_the_unavailable_apiservice_holding_a_namespace() {
     let h = harness();
     let _running = h.shared();
     let scene = Scene::new(h, "stuck");
-    create_widget_world(&scene);
-    let _cleanup = ClusterWide(&scene);
-    scene.k().create(&json!({
-        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
-        "metadata": {"name": "acme-widgets"},
-        "webhooks": [{
-            "name": "widgets.acme.example",
-            "clientConfig": {"service": {"namespace": "acme-system", "name": "acme-webhook", "path": "/validate"}},
-            "rules": [{"operations": ["UPDATE", "DELETE"], "apiGroups": ["acme.example"], "apiVersions": ["*"], "resources": ["widgets"]}],
-            "failurePolicy": "Fail", "sideEffects": "None", "admissionReviewVersions": ["v1"],
-        }],
-    }));
-    scene.k().create(&json!({
-        "apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
-        "metadata": {"name": "v1.metrics.acme.example"},
-        "spec": {
-            "group": "metrics.acme.example", "version": "v1",
-            "service": {"namespace": "acme-system", "name": "acme-metrics", "port": 443},
-            "insecureSkipTLSVerify": true, "groupPriorityMinimum": 1000, "versionPriority": 15,
-        },
-    }));
-    eventually(
-        "the APIService to be reported unavailable",
-        Duration::from_secs(60),
-        || {
-            let api = scene
-                .k()
-                .get(&["apiservice", "v1.metrics.acme.example"])
-                .ok_or("gone")?;
-            let available = (api
-                .pointer("/status/conditions")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten())
-            .find(|c| c["type"] == "Available")
-            .map(|c| c["status"].clone());
-            if available == Some(json!("False")) {
-                Ok(())
-            } else {
-                Err(format!("{api:#}"))
-            }
-        },
-    );
-    scene
-        .k()
-        .ok(&["delete", "namespace", &scene.ns, "--wait=false"]);
-    // No kube-controller-manager runs here: report what its namespace
-    // controller would, as the other fixtures patch statuses.
-    scene.k().ok(&["patch", "namespace", &scene.ns, "--subresource=status", "--type=merge", "-p", &json!({"status": {"conditions": [
-        {"type": "NamespaceDeletionDiscoveryFailure", "status": "True", "reason": "DiscoveryFailed",
-         "message": "Discovery failed for some groups, 1 failing: unable to retrieve the complete list of server APIs: metrics.acme.example/v1: stale GroupVersion discovery: metrics.acme.example/v1"},
-        {"type": "NamespaceContentRemaining", "status": "True", "reason": "SomeResourcesRemain",
-         "message": "Some resources are remaining: widgets.acme.example has 1 resource instances"},
-        {"type": "NamespaceFinalizersRemaining", "status": "True", "reason": "SomeFinalizersRemain",
-         "message": "Some content in the namespace has finalizers remaining: acme.example/cleanup in 1 resource instances"},
-    ]}}).to_string()]);
+    let _cleanup = widgets::hold_namespace(&scene);
 
     let plugin = plugin(h);
     let (report, run) = plugin.json(&["stuck", "-A", "--older-than", "0s"]);
