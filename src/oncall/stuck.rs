@@ -13,7 +13,6 @@ use serde::Serialize;
 use super::controllers::{self, ControllerCheck, Liveness};
 use super::evidence::{Candidate, Evidence, Terminating};
 use super::inventory::{Gap, group_of};
-use super::render::age;
 
 mod namespaces;
 mod pods;
@@ -324,11 +323,6 @@ fn describe_counts<'a>(counts: impl Iterator<Item = (&'a String, &'a u64)>) -> S
         .map(|(kind, n)| format!("{n} {kind}"))
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// "3m" since `seconds`, for findings.
-fn ago(seconds: i64) -> String {
-    age(seconds)
 }
 
 #[cfg(test)]

@@ -3,9 +3,10 @@
 
 use k8s_openapi::jiff::Timestamp;
 
-use super::{Diagnosis, Level, ago, controller_advice};
+use super::{Diagnosis, Level, controller_advice};
 use crate::oncall::controllers;
 use crate::oncall::evidence::{Evidence, NodeState, Terminating, kinds};
+use crate::oncall::render::age;
 use crate::oncall::seconds_between;
 
 const PVC_PROTECTION: &str = "kubernetes.io/pvc-protection";
@@ -45,7 +46,7 @@ pub(super) fn pod(evidence: &Evidence, object: &Terminating, d: &mut Diagnosis) 
         // Listed only once its deletionTimestamp (for a pod: the end of
         // its grace period) has passed.
         Some(node) if node.ready.as_deref() == Some("True") => {
-            d.finding("node-ready", format!("node {node_name} is Ready, yet its kubelet has not finished the pod {} after the grace period ended", ago(overdue)));
+            d.finding("node-ready", format!("node {node_name} is Ready, yet its kubelet has not finished the pod {} after the grace period ended", age(overdue)));
             d.advise(
                 Level::Human,
                 format!("look at the kubelet and the container runtime on {node_name} (a hung container or unmount); a force delete would leave whatever hangs running"),
@@ -63,7 +64,7 @@ fn unreachable_node(node: &NodeState, now: Timestamp, d: &mut Diagnosis) {
     let name = &node.name;
     let status = node.ready.as_deref().unwrap_or("missing");
     let since = |at: Option<Timestamp>, what: &str| {
-        at.map(|t| format!(", {what} {} ago", ago(seconds_between(t, now))))
+        at.map(|t| format!(", {what} {} ago", age(seconds_between(t, now))))
             .unwrap_or_default()
     };
     d.finding(
