@@ -13,6 +13,7 @@ pub mod decision;
 pub mod engine;
 pub mod facts;
 pub mod intent;
+pub mod oncall;
 pub mod policy;
 pub mod record_name;
 pub mod server;

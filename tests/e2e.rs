@@ -21,6 +21,8 @@
 //! Teardown: the cluster launcher and the forcegate wrapper both stop when
 //! this process exits, however it exits (their stdin pipes close).
 
+#[path = "doc_capture/mod.rs"]
+mod doc_capture;
 #[path = "e2e/fixtures.rs"]
 mod fixtures;
 #[path = "e2e/harness.rs"]
@@ -29,12 +31,16 @@ mod harness;
 mod kubectl;
 #[path = "e2e/overlay.rs"]
 mod overlay;
+#[path = "e2e/plugin.rs"]
+mod plugin;
 #[path = "e2e/process.rs"]
 mod process;
 #[path = "e2e/setup.rs"]
 mod setup;
 #[path = "e2e/storage.rs"]
 mod storage;
+#[path = "e2e/widgets.rs"]
+mod widgets;
 
 #[path = "e2e/bypass.rs"]
 mod bypass;
@@ -52,6 +58,8 @@ mod manifests;
 mod monitoring;
 #[path = "monitoring_support/mod.rs"]
 mod monitoring_support;
+#[path = "e2e/oncall.rs"]
+mod oncall;
 #[path = "e2e/outage.rs"]
 mod outage;
 #[path = "e2e/rbac.rs"]

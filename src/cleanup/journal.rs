@@ -268,6 +268,18 @@ impl Recorder for JournalRecorder {
     }
 }
 
+/// Every record in the journal at `path`, read without its lock (a running
+/// `serve` holds that) and without repairing anything: for `forcegate
+/// records`. A torn last line is skipped, as replay skips it.
+pub fn read(path: impl AsRef<Path>) -> Result<Vec<ForceDeletion>, RecordError> {
+    let path = path.as_ref();
+    let bytes = std::fs::read(path).map_err(|source| RecordError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
+    Ok(replay(&bytes, path)?.records.into_values().collect())
+}
+
 struct Replay {
     records: BTreeMap<String, ForceDeletion>,
     recovery: Recovery,

@@ -1,4 +1,5 @@
-//! Command line: `serve`, `review`, `test`, `lint`, `certs`, kubectl-style.
+//! Command line: `serve`, `review`, `test`, `lint`, `certs`, and the on-call
+//! commands `explain`, `stuck`, `records`, kubectl-style.
 //!
 //! Exit codes follow DESIGN.md: 0 allowed/ok, 1 denied/failed, 2 bad input or usage.
 
@@ -6,13 +7,21 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 mod certs;
+mod explain;
 mod lint;
+mod oncall;
+mod records;
 mod review;
 mod serve;
+mod stuck;
 mod test;
+
+pub use explain::ExplainArgs;
+pub use records::{RecordsArgs, RecordsCommand};
+pub use stuck::StuckArgs;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -37,6 +46,13 @@ pub enum Command {
     Lint(LintArgs),
     /// Write a CA and a serving certificate for the webhook Service.
     Certs(CertsArgs),
+    /// What forcegate would decide for a force delete, a grace-0 eviction or a
+    /// finalizer strip of an object right now, and the safe path instead.
+    Explain(ExplainArgs),
+    /// Everything stuck Terminating, and why (from evidence, never from age alone).
+    Stuck(StuckArgs),
+    /// ForceDeletion records: what force deletions left behind.
+    Records(RecordsArgs),
 }
 
 /// Output format, kubectl-style `-o`.
@@ -216,12 +232,24 @@ fn humantime_secs(s: &str) -> Result<Duration, String> {
 
 /// Entry point shared by `forcegate` and `kubectl-forcegate`.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let mut command = Cli::command();
+    // Run by kubectl as a plugin: help and errors say `kubectl forcegate`.
+    let plugin = std::env::args_os()
+        .next()
+        .map(std::path::PathBuf::from)
+        .is_some_and(|p| p.file_stem().is_some_and(|s| s == "kubectl-forcegate"));
+    if plugin {
+        command = command.bin_name("kubectl forcegate");
+    }
+    let cli = Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit());
     match cli.command {
         Command::Serve(args) => serve::run(*args),
         Command::Review(args) => review::run(args),
         Command::Test(args) => test::run(args),
         Command::Lint(args) => lint::run(args),
         Command::Certs(args) => certs::run(args),
+        Command::Explain(args) => explain::run(args),
+        Command::Stuck(args) => stuck::run(args),
+        Command::Records(args) => records::run(args),
     }
 }

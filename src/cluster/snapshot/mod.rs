@@ -307,7 +307,7 @@ fn strip_json_position(message: &str) -> String {
 /// of a big cluster is one document with millions of nodes): the default
 /// YAML budget is sized for config files, so it is raised, keeping the
 /// alias-bomb protections.
-fn yaml_options() -> serde_saphyr::Options {
+pub(crate) fn yaml_options() -> serde_saphyr::Options {
     let mut budget = serde_saphyr::Budget::default();
     budget.max_reader_input_bytes = None;
     budget.max_events = usize::MAX;
