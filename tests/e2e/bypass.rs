@@ -269,3 +269,80 @@ fn an_impersonated_kubelet_group_is_decided_not_exempt() {
     assert!(scene.pod("db-0").is_some());
     assert!(scene.record(&pod_uid).is_none());
 }
+
+/// A review for `pod`, as the API server would send a grace-0 DELETE, but
+/// with `old_object` written by whoever posts it.
+fn forged_delete(scene: &Scene, pod: &str, old_object: &Value) -> Value {
+    json!({
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "0d1c6a2e-7b5f-4f0e-9c7a-forged000001",
+            "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "resource": {"group": "", "version": "v1", "resource": "pods"},
+            "requestKind": {"group": "", "version": "v1", "kind": "Pod"},
+            "requestResource": {"group": "", "version": "v1", "resource": "pods"},
+            "name": pod,
+            "namespace": scene.ns,
+            "operation": "DELETE",
+            "userInfo": {"username": "mallory", "groups": ["system:authenticated"]},
+            "oldObject": old_object,
+            "dryRun": false,
+            "options": {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1", "gracePeriodSeconds": 0},
+        }
+    })
+}
+
+/// Hole 5: a review posted straight to forcegate (here with the API
+/// server's client certificate, as a forger inside the trust boundary
+/// would need) whose oldObject puts a live pod on a node that does not
+/// exist ("fenced") is neither allowed nor recorded; one that borrows the
+/// pod's UID for another pod's name cannot claim that UID's record.
+#[test]
+fn a_forged_old_object_neither_allows_nor_records() {
+    let h = harness();
+    let _running = h.shared();
+    let scene = Scene::new(h, "forged");
+    let node = scene.node("n1", NodeState::Ready);
+    let pod_uid = scene.running_pod("web-0", &node, PodSpec::default());
+    scene.running_pod("web-1", &node, PodSpec::default());
+    scene.until_forcegate_sees(
+        &[
+            "delete",
+            "pod",
+            "web-1",
+            "--force",
+            "--grace-period=0",
+            "--dry-run=server",
+        ],
+        |run| denied_by(run, FORCE_DELETE, "node-alive"),
+    );
+    let mut pod = scene.pod("web-0").expect("pod");
+    pod["spec"]["nodeName"] = json!("node-that-was-never-there");
+    let review = forged_delete(&scene, "web-0", &pod);
+    let (status, answer) =
+        crate::client_auth::post_review(h, true, &review).expect("forcegate answers");
+    assert_eq!(status, 200, "{answer:#}");
+    let response = &answer["response"];
+    assert_eq!(response["allowed"], json!(false), "{answer:#}");
+    let message = response["status"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("node node-that-was-never-there"),
+        "the denial names the disagreement: {message}"
+    );
+
+    // web-1 under web-0's UID: the record name would be web-0's.
+    let mut borrowed = scene.pod("web-1").expect("pod");
+    borrowed["metadata"]["uid"] = json!(pod_uid);
+    borrowed["spec"]["nodeName"] = json!("node-that-was-never-there");
+    let review = forged_delete(&scene, "web-1", &borrowed);
+    let (_, answer) = crate::client_auth::post_review(h, true, &review).expect("answer");
+    assert_eq!(answer["response"]["allowed"], json!(false), "{answer:#}");
+
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(
+        scene.record(&pod_uid).is_none(),
+        "a forged review wrote a record"
+    );
+    assert!(scene.pod("web-0").is_some() && scene.pod("web-1").is_some());
+}
