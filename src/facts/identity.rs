@@ -5,9 +5,9 @@
 //! is therefore named from the UID the cluster view holds for the target,
 //! never from the request: a request whose object is not in the view, or
 //! whose UID (or a pod's node) differs from it, has no identity, and
-//! nothing is recorded for it. Kinds forcegate does not watch (custom
-//! resources added to the finalizer webhook) can only be named from the
-//! request; the webhook port must then be reachable by the API server alone
+//! nothing is recorded for it. Kinds forcegate does not watch (Services,
+//! DaemonSets, custom resources added to the finalizer webhook) can only be
+//! named from the request; the webhook port must then be reachable by the API server alone
 //! (docs/operations.md, "Threat model").
 
 use super::{Facts, IdentityFacts};

@@ -346,3 +346,81 @@ fn a_forged_old_object_neither_allows_nor_records() {
     );
     assert!(scene.pod("web-0").is_some() && scene.pod("web-1").is_some());
 }
+
+const NODE_FENCING: &str = "forcegate-node-fencing";
+
+/// Hole 8: what "alive" and "fenced" rest on is guarded by a
+/// ValidatingAdmissionPolicy (manifests/node-fencing.yaml).
+#[test]
+fn a_live_node_cannot_be_fenced_faked_dead_or_deleted_by_a_human() {
+    let h = harness();
+    let _running = h.shared();
+    let scene = Scene::new(h, "node-routes");
+    let ready = scene.node("n1", NodeState::Ready);
+    let lost = scene.node("n2", NodeState::Unreachable);
+    let refused_by_policy = |run: &crate::kubectl::Run| {
+        !run.success() && run.stderr.contains(NODE_FENCING) && run.stderr.contains("forcegate: ")
+    };
+    let taint = |node: &str, extra: &[&str]| {
+        let mut args = vec![
+            "taint",
+            "node",
+            node,
+            "node.kubernetes.io/out-of-service=nodeshutdown:NoExecute",
+        ];
+        args.extend_from_slice(extra);
+        scene.k().run(&args)
+    };
+    // The policy is in force once the API server has loaded it.
+    let run = eventually("the node policy to apply", Duration::from_secs(20), || {
+        let run = taint(&ready, &["--dry-run=server"]);
+        match refused_by_policy(&run) {
+            true => Ok(run),
+            false => Err(run.describe()),
+        }
+    });
+    assert!(run.stderr.contains("is Ready"), "{}", run.describe());
+    let run = taint(&lost, &[]);
+    assert!(
+        run.success(),
+        "fencing a lost node is the remedy: {}",
+        run.describe()
+    );
+
+    // Faking the Ready condition as an admin.
+    let dead = json!({"status": {"conditions": [{"type": "Ready", "status": "Unknown",
+        "reason": "NodeStatusUnknown", "lastHeartbeatTime": "2020-01-01T00:00:00Z"}]}})
+    .to_string();
+    let fake = [
+        "patch",
+        "node",
+        ready.as_str(),
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        dead.as_str(),
+    ];
+    let run = scene.k().run(&fake);
+    assert!(refused_by_policy(&run), "{}", run.describe());
+
+    // A human deleting the live node; break-glass may.
+    let run = scene
+        .k()
+        .run(&["delete", "node", &ready, "--dry-run=server"]);
+    assert!(refused_by_policy(&run), "{}", run.describe());
+    let run = scene.k().run(&[
+        "delete",
+        "node",
+        &ready,
+        "--dry-run=server",
+        "--as=testcluster-admin",
+        "--as-group=system:masters",
+        "--as-group=forcegate:break-glass",
+    ]);
+    assert!(run.success(), "{}", run.describe());
+    let node = scene.k().get(&["node", &ready]).expect("node");
+    assert_eq!(
+        node.pointer("/status/conditions/0/status"),
+        Some(&json!("True"))
+    );
+}

@@ -113,12 +113,22 @@ impl Scene {
                 "lastHeartbeatTime": now, "lastTransitionTime": now,
             }),
         };
-        self.patch_status(
+        // No kubelet runs here: the admin writes what it would, breaking
+        // glass (only a node's kubelet and the node lifecycle controller
+        // may set Ready: manifests/node-fencing.yaml).
+        let body = json!({"status": {"conditions": [ready]}}).to_string();
+        self.k().ok(&[
+            "patch",
             "node",
             &name,
-            false,
-            &json!({"status": {"conditions": [ready]}}),
-        );
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            &body,
+            "--as=testcluster-admin",
+            "--as-group=system:masters",
+            "--as-group=forcegate:break-glass",
+        ]);
         name
     }
 
