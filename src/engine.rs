@@ -104,26 +104,51 @@ impl Engine {
     }
 
     /// Decode, classify, gather facts, evaluate, record, encode.
-    ///
-    /// The result is boxed, and so is what waits for a record: the
-    /// server's layers (timeout, panic guard, error mapping) move the
-    /// result as they pass it up, and a future that held the request,
-    /// facts and decision across its await was kilobytes, copied whole
-    /// each time a layer wrapped it.
-    pub async fn admit(&self, body: &[u8], endpoint: Endpoint) -> Result<Box<Admitted>, BadReview> {
-        // All but writing a record runs before the first await.
-        let (pending, spec) = match self.admit_now(body, endpoint)? {
-            Next::Answer(admitted) => return Ok(admitted),
-            Next::Record(pending, spec) => (pending, spec),
+    pub async fn admit(&self, body: &[u8], endpoint: Endpoint) -> Result<Admitted, BadReview> {
+        let request = admission::decode(body)?;
+        let intent = intent::classify(&request);
+        let (facts, decision) = self.decide(&intent, &request);
+        let (decision, record, patch) = match endpoint {
+            Endpoint::Mutate => mutation(&intent, &facts, &request, decision),
+            Endpoint::Validate => {
+                // Once per request: /mutate evaluates the same policies again.
+                if let Some(metrics) = &self.policy_metrics {
+                    metrics.observe(&decision);
+                }
+                let (decision, record) = self.record(&intent, &facts, decision).await;
+                (decision, record, None)
+            }
         };
-        let written =
-            tokio::time::timeout(self.settings.record_timeout, self.recorder.record(*spec)).await;
-        let Pending {
-            mut request,
+        let body = admission::encode(&admission::respond(&request, &decision, patch));
+        Ok(Admitted {
+            body,
+            uid: request.uid,
             intent,
             decision,
-        } = *pending;
-        let (decision, record) = match written {
+            record,
+        })
+    }
+
+    /// Write the cleanup record an allowed force deletion needs; a record
+    /// that cannot be written turns into a denial or a warning
+    /// (`Settings::deny_without_record`).
+    async fn record(
+        &self,
+        intent: &Intent,
+        facts: &Facts,
+        decision: Decision,
+    ) -> (Decision, Option<String>) {
+        if !decision.allowed || !decision.record || intent.dry_run {
+            return (decision, None);
+        }
+        // Only an object the cluster view vouches for is recorded.
+        if crate::record_name::of_facts(facts).is_none() {
+            let reason = unidentified(facts);
+            return (record_failed(decision, &self.settings, &reason), None);
+        }
+        let spec = cleanup::plan(intent, facts, &decision, Timestamp::now());
+        let timeout = self.settings.record_timeout;
+        match tokio::time::timeout(timeout, self.recorder.record(spec)).await {
             Ok(Ok(name)) => (decision, Some(name)),
             Ok(Err(err)) => {
                 tracing::warn!(error = %err, "could not write cleanup record");
@@ -131,55 +156,11 @@ impl Engine {
                 (record_failed(decision, &self.settings, &reason), None)
             }
             Err(_) => {
-                tracing::warn!(timeout = ?self.settings.record_timeout, "cleanup record timed out");
-                let reason = format!("timed out after {:?}", self.settings.record_timeout);
+                tracing::warn!(?timeout, "cleanup record timed out");
+                let reason = format!("timed out after {timeout:?}");
                 (record_failed(decision, &self.settings, &reason), None)
             }
-        };
-        Ok(answer(&mut request, intent, decision, record, None))
-    }
-
-    /// Everything [`admit`](Self::admit) does without waiting: the answer,
-    /// or the record to write first for an allowed force deletion (one the
-    /// recorder already holds is found by name, before its spec is planned).
-    fn admit_now(&self, body: &[u8], endpoint: Endpoint) -> Result<Next, BadReview> {
-        let mut request = admission::decode(body)?;
-        let intent = intent::classify(&request);
-        let (facts, decision) = self.decide(&intent, &request);
-        // Once per request: /mutate evaluates the same policies again.
-        if let (Endpoint::Validate, Some(metrics)) = (endpoint, &self.policy_metrics) {
-            metrics.observe(&decision);
         }
-        let (decision, record, patch) = match endpoint {
-            Endpoint::Mutate => mutation(&intent, &facts, &request, decision),
-            Endpoint::Validate if !decision.allowed || !decision.record || intent.dry_run => {
-                (decision, None, None)
-            }
-            Endpoint::Validate => match crate::record_name::of_facts(&facts) {
-                // Only an object the cluster view vouches for is recorded.
-                None => {
-                    let reason = unidentified(&facts);
-                    (record_failed(decision, &self.settings, &reason), None, None)
-                }
-                Some(name) if self.recorder.found(&name) => (decision, Some(name), None),
-                Some(_) => {
-                    let spec = cleanup::plan(&intent, &facts, &decision, Timestamp::now());
-                    let pending = Pending {
-                        request,
-                        intent,
-                        decision,
-                    };
-                    return Ok(Next::Record(Box::new(pending), Box::new(spec)));
-                }
-            },
-        };
-        Ok(Next::Answer(answer(
-            &mut request,
-            intent,
-            decision,
-            record,
-            patch,
-        )))
     }
 
     /// The pure part: facts and policies (no I/O).
@@ -207,39 +188,6 @@ impl Engine {
         let decision = policies.evaluate(&input);
         (facts, decision)
     }
-}
-
-/// What [`Engine::admit`] does once it has decided.
-enum Next {
-    Answer(Box<Admitted>),
-    /// Write this record, then answer.
-    Record(Box<Pending>, Box<cleanup::ForceDeletionSpec>),
-}
-
-/// What answering needs once the record is written.
-struct Pending {
-    request: Request,
-    intent: Intent,
-    decision: Decision,
-}
-
-/// Respond and encode; the request's UID moves to the result (the request
-/// is dropped next, and moving it whole copied 1.5 KiB).
-fn answer(
-    request: &mut Request,
-    intent: Intent,
-    decision: Decision,
-    record: Option<String>,
-    patch: Option<json_patch::Patch>,
-) -> Box<Admitted> {
-    let body = admission::encode(&admission::respond(request, &decision, patch));
-    Box::new(Admitted {
-        body,
-        uid: std::mem::take(&mut request.uid),
-        intent,
-        decision,
-        record,
-    })
 }
 
 /// For `/mutate`: never deny; annotate an allowed finalizer strip or namespace

@@ -184,19 +184,14 @@ impl Inner {
     /// lookups share the lock, so only an fsync in flight sends one there.
     fn existing(&self, spec: &ForceDeletionSpec) -> Option<String> {
         let name = record_name_for(spec);
-        self.holds(&name).then_some(name)
-    }
-
-    /// Whether record `name` is in the journal, without waiting (see
-    /// [`existing`](Self::existing)).
-    fn holds(&self, name: &str) -> bool {
-        match self.state.try_read() {
-            Ok(state) => state.records.contains_key(name),
+        let held = match self.state.try_read() {
+            Ok(state) => state.records.contains_key(&name),
             Err(std::sync::TryLockError::Poisoned(poisoned)) => {
-                poisoned.into_inner().records.contains_key(name)
+                poisoned.into_inner().records.contains_key(&name)
             }
             Err(std::sync::TryLockError::WouldBlock) => false,
-        }
+        };
+        held.then_some(name)
     }
 
     fn append(&self, spec: ForceDeletionSpec) -> Result<(String, bool), RecordError> {
@@ -232,16 +227,6 @@ impl Inner {
 }
 
 impl Recorder for JournalRecorder {
-    fn found(&self, name: &str) -> bool {
-        let started = Instant::now();
-        let found = self.inner.holds(name);
-        if let (true, Some(metrics)) = (found, &self.metrics) {
-            let seconds = started.elapsed().as_secs_f64();
-            metrics.observe_record(Backend::Journal, RecordResult::Existing, seconds);
-        }
-        found
-    }
-
     fn record(&self, spec: ForceDeletionSpec) -> BoxFuture<'_, Result<String, RecordError>> {
         let this = self.clone();
         Box::pin(async move {

@@ -74,14 +74,6 @@ pub enum RecordError {
 pub trait Recorder: Send + Sync {
     /// Create-or-get the record named from the object's UID; returns its name.
     fn record(&self, spec: ForceDeletionSpec) -> BoxFuture<'_, Result<String, RecordError>>;
-
-    /// Whether the record `name` is known to exist already, answered without
-    /// waiting and counted as a record found: then its spec need not even
-    /// be planned (the second admission call of a grace-0 delete, retries).
-    /// `false` when unknown; the caller then plans and calls [`record`](Self::record).
-    fn found(&self, _name: &str) -> bool {
-        false
-    }
 }
 
 pub use crate::record_name::record_name;

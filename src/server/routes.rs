@@ -148,7 +148,7 @@ async fn handle(
     endpoint: Endpoint,
     headers: &HeaderMap,
     mut body: Body,
-) -> Result<Box<Admitted>, Failure> {
+) -> Result<Admitted, Failure> {
     check_content_type(headers).map_err(Failure::Bad)?;
     let declared = check_declared_length(headers, state.body_limit).map_err(Failure::Bad)?;
     let mut reserved = state.body_budget.reserve(declared).await;
