@@ -63,7 +63,7 @@ fn bench(c: &mut Criterion) {
                 intent: black_box(&intent),
                 facts: black_box(&facts),
                 request: black_box(&request),
-                settings: &settings,
+                break_glass_group: &settings.break_glass_group,
                 now,
             }))
         })

@@ -261,7 +261,7 @@ async fn run(
     answers: Answers,
     facts_from: Option<Arc<SnapshotCluster>>,
 ) -> anyhow::Result<()> {
-    let config = server::Config::from_args(&args)?;
+    let config = args.server_config()?;
     forcegate::certs::ensure_dev_certs(&args.tls_dir, "forcegate", "forcegate")
         .with_context(|| format!("certificates in {}", args.tls_dir.display()))?;
     let answer_count = answers.len();

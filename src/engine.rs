@@ -182,7 +182,7 @@ impl Engine {
             intent,
             facts: &facts,
             request,
-            settings: &self.settings,
+            break_glass_group: &self.settings.break_glass_group,
             now,
         };
         let decision = policies.evaluate(&input);

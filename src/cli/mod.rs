@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use crate::telemetry::LogFormat;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 mod certs;
@@ -63,13 +64,6 @@ pub enum Output {
     Json,
     Yaml,
     Junit,
-}
-
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
-pub enum LogFormat {
-    #[default]
-    Human,
-    Json,
 }
 
 #[derive(Debug, Args)]

@@ -91,7 +91,7 @@ fn runtime(err: impl Into<anyhow::Error>) -> Fatal {
 }
 
 async fn serve(args: ServeArgs) -> Result<Drained, Fatal> {
-    let server_config = server::Config::from_args(&args).map_err(config)?;
+    let server_config = args.server_config().map_err(config)?;
     ensure_certificate(&args.tls_dir)?;
     let mut registry = Registry::default();
     let shutdown = Shutdown::new();
@@ -235,5 +235,45 @@ async fn shutdown_on_signal(shutdown: Shutdown) {
     if let Ok(name) = server::shutdown::signal().await {
         tracing::warn!(signal = name, "second signal: exiting without draining");
         std::process::exit(1);
+    }
+}
+
+impl ServeArgs {
+    /// How the server listens and protects itself, from the flags.
+    pub fn server_config(&self) -> Result<server::Config, server::ServerError> {
+        let args = self;
+        let metrics_listen = match args.metrics_listen.trim() {
+            "" => None,
+            addr => Some(server::parse_addr(addr)?),
+        };
+        let client_auth = args
+            .client_ca_file
+            .as_ref()
+            .map(|ca_file| server::ClientAuth {
+                ca_file: ca_file.clone(),
+                names: args
+                    .client_cert_names
+                    .iter()
+                    .map(|n| n.trim().to_owned())
+                    .filter(|n| !n.is_empty())
+                    .collect(),
+            });
+        let config = server::Config {
+            metrics_listen,
+            client_auth,
+            body_limit: args.body_limit,
+            body_budget: args.body_budget,
+            request_timeout: args.request_timeout,
+            handshake_timeout: args.handshake_timeout,
+            idle_timeout: args.idle_timeout,
+            max_connection_age: args.max_connection_age,
+            max_concurrency: args.max_concurrency,
+            max_connections: args.max_connections,
+            max_metrics_connections: args.max_metrics_connections,
+            shutdown_timeout: args.shutdown_timeout,
+            ..server::Config::new(server::parse_addr(&args.listen)?, &args.tls_dir)
+        };
+        config.check()?;
+        Ok(config)
     }
 }

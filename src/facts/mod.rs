@@ -22,6 +22,7 @@ mod namespace;
 mod node;
 mod owners;
 mod pod;
+mod request;
 mod volumes;
 
 /// Everything policies can read under `facts.*`. Serialized (camelCase) into

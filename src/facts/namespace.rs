@@ -4,7 +4,7 @@
 //! etcd (invisible, never cleaned up, resurrected if the namespace is
 //! re-created): the counts say what would be stranded.
 
-use super::pod::is_kind;
+use super::request::is_kind;
 use super::{Facts, NamespaceFacts};
 use crate::admission::Request;
 use crate::cluster::ClusterView;

@@ -7,16 +7,13 @@
 
 use std::sync::Arc;
 
-use k8s_openapi::jiff::Timestamp;
-use kube::core::DynamicObject;
-use serde::de::value::MapDeserializer;
-use serde_json::Value;
-
+use super::request::is_kind;
 use super::{Facts, PodFacts, PodScope, endpoints, identity, leader, node, owners, volumes};
 use crate::admission::Request;
 use crate::cluster::record::Pod;
 use crate::cluster::{ClusterView, Unknown};
 use crate::intent::Intent;
+use k8s_openapi::jiff::Timestamp;
 
 /// Pod-dependent groups, each Unknown when the pod itself is.
 const FULL_GROUPS: &[&str] = &["pod", "node", "owners", "leader", "volumes", "endpoints"];
@@ -97,44 +94,6 @@ fn resolve(
         )?;
     }
     Ok(pod)
-}
-
-/// A request object without type information is taken to be the kind asked.
-pub(super) fn is_kind(object: &DynamicObject, kind: &str) -> bool {
-    object.types.as_ref().is_none_or(|t| t.kind == kind)
-}
-
-/// Decode a request object of `kind` into its k8s-openapi type; `None` when
-/// absent or another kind.
-pub(super) fn request_object<T>(object: Option<&DynamicObject>, kind: &str) -> Option<T>
-where
-    T: kube::Resource + serde::de::DeserializeOwned,
-{
-    let object = object.filter(|o| is_kind(o, kind))?;
-    // Deserialize straight from the borrowed fields: `try_parse` clones the
-    // whole object and re-serializes it into a fresh `Value` first, which
-    // was a fifth of a force delete's decision time.
-    let Value::Object(fields) = &object.data else {
-        return None;
-    };
-    let metadata = serde_json::to_value(&object.metadata).ok()?;
-    let types: Vec<(&str, Value)> = object
-        .types
-        .iter()
-        .flat_map(|t| {
-            [
-                ("apiVersion", Value::String(t.api_version.clone())),
-                ("kind", Value::String(t.kind.clone())),
-            ]
-        })
-        .collect();
-    let entries = fields
-        .iter()
-        .filter(|(key, _)| !matches!(key.as_str(), "apiVersion" | "kind" | "metadata"))
-        .map(|(key, value)| (key.as_str(), value))
-        .chain(types.iter().map(|(key, value)| (*key, value)))
-        .chain(std::iter::once(("metadata", &metadata)));
-    T::deserialize(MapDeserializer::<_, serde_json::Error>::new(entries)).ok()
 }
 
 pub(super) fn describe(pod: Pod) -> PodFacts {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1 as k8s;
 
-use super::pod::request_object;
+use super::request::request_object;
 use super::{
     AttachmentFacts, ClaimFacts, ClaimVolume, Facts, PersistentVolumeFacts, PodFacts, VolumeFacts,
 };

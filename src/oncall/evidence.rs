@@ -246,3 +246,8 @@ impl Evidence {
         }
     }
 }
+
+/// A JSON object as its typed kind, or why it is not one.
+fn decode<T: serde::de::DeserializeOwned>(object: &serde_json::Value) -> Result<T, String> {
+    serde_json::from_value(object.clone()).map_err(|e| e.to_string())
+}

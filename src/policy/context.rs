@@ -155,7 +155,7 @@ fn root_json(input: &EvalInput<'_>, root: Root) -> Value {
         Root::Requester => serde_json::to_value(&intent.requester),
         Root::Record => Ok(record_name(input).map_or(Value::Null, Value::String)),
         Root::Settings => serde_json::to_value(SettingsDocument {
-            break_glass_group: &input.settings.break_glass_group,
+            break_glass_group: input.break_glass_group,
         }),
         Root::Now => Ok(Value::String(input.now.to_string())),
     };

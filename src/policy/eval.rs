@@ -169,7 +169,8 @@ fn assemble(input: &EvalInput<'_>, scope: &Scope<'_>, fired: Vec<Fired<'_>>) -> 
     let member = intent
         .requester
         .groups
-        .contains(&input.settings.break_glass_group);
+        .iter()
+        .any(|group| group == input.break_glass_group);
     let glass = break_glass_reason(input.request);
 
     let mut decision = Decision {
@@ -325,7 +326,7 @@ fn denial_message(
         f.write_remediation(scope, &mut text);
     }
     // Pushed piece by piece, as `push_request` is.
-    let group = input.settings.break_glass_group.as_str();
+    let group = input.break_glass_group;
     let user = intent.requester.username.as_str();
     let closing: &[&str] = if refused_glass {
         &[

@@ -19,7 +19,6 @@ use k8s_openapi::jiff::Timestamp;
 
 use crate::admission::Request;
 use crate::decision::Decision;
-use crate::engine::Settings;
 use crate::facts::{Facts, Needs};
 use crate::intent::Intent;
 
@@ -48,7 +47,8 @@ pub struct EvalInput<'a> {
     pub intent: &'a Intent,
     pub facts: &'a Facts,
     pub request: &'a Request,
-    pub settings: &'a Settings,
+    /// Members may break glass on objects annotated `forcegate.dev/break-glass`.
+    pub break_glass_group: &'a str,
     pub now: Timestamp,
 }
 

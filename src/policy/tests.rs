@@ -12,6 +12,8 @@ use crate::decision::Action;
 use crate::facts::{LeaderFacts, NodeFacts, OwnerFacts, PodFacts};
 use crate::intent::{IntentKind, ObjectRef, Requester};
 
+const BREAK_GLASS_GROUP: &str = "forcegate:break-glass";
+
 const HEADER: &str = "apiVersion: forcegate.dev/v1alpha1\nkind: ForceDeletionPolicy\n";
 
 fn set(yaml: &str) -> PolicySet {
@@ -127,19 +129,19 @@ fn input<'a>(
     intent: &'a Intent,
     facts: &'a Facts,
     request: &'a Request,
-    settings: &'a Settings,
+    break_glass_group: &'a str,
 ) -> EvalInput<'a> {
     EvalInput {
         intent,
         facts,
         request,
-        settings,
+        break_glass_group,
         now: Timestamp::UNIX_EPOCH,
     }
 }
 
 fn decide(set: &PolicySet, intent: &Intent, facts: &Facts, request: &Request) -> Decision {
-    set.evaluate(&input(intent, facts, request, &Settings::default()))
+    set.evaluate(&input(intent, facts, request, BREAK_GLASS_GROUP))
 }
 
 #[test]
@@ -582,8 +584,7 @@ fn context_selects_what_jsonpath_selects_in_its_document() {
     if let Some(pod) = facts.pod.as_mut() {
         pod.labels = BTreeMap::from([("role".to_owned(), "leader".to_owned())]);
     }
-    let settings = Settings::default();
-    let input = input(&intent, &facts, &annotated, &settings);
+    let input = input(&intent, &facts, &annotated, BREAK_GLASS_GROUP);
     let context = context::Context::new(&input);
     let json = context.to_json();
     assert!(json["facts"]["node"]["ready"].as_bool().unwrap(), "{json}");
@@ -657,8 +658,7 @@ fn context_builds_only_the_roots_read() {
     let request = request(None);
     let intent = intent(&[], false);
     let facts = facts(true, false);
-    let settings = Settings::default();
-    let input = input(&intent, &facts, &request, &settings);
+    let input = input(&intent, &facts, &request, BREAK_GLASS_GROUP);
     let context = context::Context::new(&input);
     assert_eq!(context.built(), []);
     assert_eq!(select(&context, "$.facts.node.ready"), [json!(true)]);
@@ -675,7 +675,6 @@ fn context_builds_only_the_roots_read() {
 #[test]
 fn every_path_of_the_context_selects_what_jsonpath_selects() {
     let request = request(Some(json!({"team": "payments"})));
-    let settings = Settings::default();
     let facts = facts(true, false);
     let kinds = [
         IntentKind::ForceDelete {
@@ -695,7 +694,7 @@ fn every_path_of_the_context_selects_what_jsonpath_selects() {
             kind,
             ..intent(&["oncall", "dev"], true)
         };
-        let input = input(&intent, &facts, &request, &settings);
+        let input = input(&intent, &facts, &request, BREAK_GLASS_GROUP);
         let context = context::Context::new(&input);
         let json = context.to_json();
         let plain = context::Context::from_json(&json);

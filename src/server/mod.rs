@@ -15,7 +15,6 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 
-use crate::cli::ServeArgs;
 use crate::engine::Engine;
 
 mod body;
@@ -107,39 +106,6 @@ impl Config {
             reload_debounce: Duration::from_millis(250),
             reload_poll: Duration::from_secs(60),
         }
-    }
-
-    pub fn from_args(args: &ServeArgs) -> Result<Self, ServerError> {
-        let metrics_listen = match args.metrics_listen.trim() {
-            "" => None,
-            addr => Some(parse_addr(addr)?),
-        };
-        let client_auth = args.client_ca_file.as_ref().map(|ca_file| ClientAuth {
-            ca_file: ca_file.clone(),
-            names: args
-                .client_cert_names
-                .iter()
-                .map(|n| n.trim().to_owned())
-                .filter(|n| !n.is_empty())
-                .collect(),
-        });
-        let config = Self {
-            metrics_listen,
-            client_auth,
-            body_limit: args.body_limit,
-            body_budget: args.body_budget,
-            request_timeout: args.request_timeout,
-            handshake_timeout: args.handshake_timeout,
-            idle_timeout: args.idle_timeout,
-            max_connection_age: args.max_connection_age,
-            max_concurrency: args.max_concurrency,
-            max_connections: args.max_connections,
-            max_metrics_connections: args.max_metrics_connections,
-            shutdown_timeout: args.shutdown_timeout,
-            ..Self::new(parse_addr(&args.listen)?, &args.tls_dir)
-        };
-        config.check()?;
-        Ok(config)
     }
 
     /// Limits that cannot work together.
@@ -259,9 +225,19 @@ impl Server {
             (Some(listener), Some(addr)) => Some(local_addr_of(listener, addr)?),
             _ => None,
         };
+        let dirs = std::iter::once(certs.dir().to_path_buf())
+            .chain(acceptor.extra_watch_dir())
+            .collect();
+        let reload = {
+            let (certs, acceptor) = (certs.clone(), acceptor.clone());
+            move || {
+                let _ = certs.reload();
+                acceptor.reload_client_ca();
+            }
+        };
         let reloader = tls::watch(
-            acceptor.clone(),
-            certs.clone(),
+            dirs,
+            reload,
             config.reload_debounce,
             config.reload_poll,
             shutdown.clone(),

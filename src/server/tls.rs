@@ -27,7 +27,6 @@ use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::client_auth::Acceptor;
 use super::metrics::TlsMetrics;
 use super::shutdown::Shutdown;
 use crate::certs::{CERT_FILE, KEY_FILE};
@@ -309,11 +308,11 @@ fn unix_now() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
-/// Watch the certificate directory (and the client CA's, when elsewhere)
-/// and reload on changes until shutdown.
+/// Watch `dirs` and call `reload` after changes (debounced) and every
+/// `poll_every`, until shutdown.
 pub(super) fn watch(
-    acceptor: Arc<Acceptor>,
-    store: Arc<CertStore>,
+    dirs: Vec<PathBuf>,
+    reload: impl Fn() + Send + 'static,
     debounce: Duration,
     poll_every: Duration,
     shutdown: Shutdown,
@@ -331,18 +330,14 @@ pub(super) fn watch(
         }
     })
     .map_err(|source| TlsError::Watch {
-        dir: store.dir.clone(),
+        dir: dirs.first().cloned().unwrap_or_default(),
         source,
     })?;
-    for dir in std::iter::once(store.dir.clone()).chain(acceptor.extra_watch_dir()) {
+    for dir in dirs {
         watcher
             .watch(&dir, RecursiveMode::NonRecursive)
             .map_err(|source| TlsError::Watch { dir, source })?;
     }
-    let reload = move || {
-        let _ = store.reload();
-        acceptor.reload_client_ca();
-    };
     Ok(tokio::spawn(async move {
         // The watcher stops when dropped: keep it for the task's lifetime.
         let _watcher = watcher;

@@ -15,8 +15,6 @@ use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::fmt::SubscriberBuilder;
 use tracing_subscriber::fmt::format::{DefaultFields, Format, Json, JsonFields};
 
-use crate::cli::LogFormat;
-
 mod batched;
 #[cfg(test)]
 mod captured;
@@ -32,6 +30,14 @@ const DEFAULT_FILTER: &str = "warn,forcegate=info";
 /// start. Calling it twice is harmless (tests and embedding programs may
 /// have installed their own).
 #[must_use = "dropping the guard stops the log writer"]
+/// How log lines are written: for people, or one JSON object per line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    #[default]
+    Human,
+    Json,
+}
+
 pub fn init(format: LogFormat) -> std::io::Result<FlushGuard<Stderr>> {
     let filter =
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));

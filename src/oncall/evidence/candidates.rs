@@ -11,7 +11,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use serde_json::Value;
 
-use super::convert::decode;
+use super::decode;
 use super::{Candidate, kinds};
 use crate::oncall::render::age;
 

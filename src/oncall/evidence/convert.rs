@@ -10,10 +10,11 @@ use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::storage::v1::VolumeAttachment;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
-use serde::de::DeserializeOwned;
+
 use serde_json::Value;
 
 use super::candidates::{self, haystack};
+use super::decode;
 use super::{
     ApiServiceState, AttachmentState, Candidate, ClaimState, Condition, Evidence, NamespaceState,
     NodeState, PodState, Terminating, VolumeState, WebhookState, kinds,
@@ -46,10 +47,6 @@ pub(super) fn terminating(object: &Value) -> Option<Terminating> {
         finalizers: meta.finalizers.unwrap_or_default(),
         spec_finalizers,
     })
-}
-
-pub(super) fn decode<T: DeserializeOwned>(object: &Value) -> Result<T, String> {
-    serde_json::from_value(object.clone()).map_err(|e| e.to_string())
 }
 
 /// Add what `object` (of kind `Kind.group`) tells; other kinds add nothing.
