@@ -7,7 +7,8 @@
 
 What it does, in order (see docs/performance.md):
   1. installs what it needs if missing: oha (cargo install), matplotlib (pip);
-  2. builds release: forcegate, examples/baseline, examples/bench_fixtures;
+  2. builds release: forcegate, and forcegate-bench's baseline,
+     bench_fixtures and decision_scaling (bench/src/bin);
   3. writes deterministic synthetic snapshots (1k, 10k, 100k pods) and, for
      each, AdmissionReview bodies aimed at objects in it (the load mix:
      force delete of a leader, of a pod with an attached volume, a finalizer
@@ -35,7 +36,7 @@ What it does, in order (see docs/performance.md):
      read as a budget in µs per request;
   8. reads RSS (VmRSS/VmHWM from /proc) of serve idle after the load, then
      for each snapshot size: at ready and idle after a short load;
-  9. runs examples/decision_scaling (decision time vs cluster size, sizes
+  9. runs decision_scaling (decision time vs cluster size, sizes
      timed in interleaved rounds so machine noise hits all alike);
   10. writes docs/img/latency-vs-load.png, docs/img/calibration.png,
       docs/img/scaling.png, bench/results.json, and the results section of
@@ -119,10 +120,16 @@ def use_profile(profile: str) -> None:
     RELEASE = TARGET / profile
 
 
-def build_command(profile: str, examples=("baseline", "bench_fixtures", "decision_scaling")) -> list[str]:
-    command = ["cargo", "build", "--profile", profile, "--bin", "forcegate"]
-    for example in examples:
-        command += ["--example", example]
+# forcegate-bench's binaries (bench/src/bin) the runs start.
+BENCH_BINS = ("baseline", "bench_fixtures", "decision_scaling")
+
+
+def build_command(profile: str, bench_bins=BENCH_BINS) -> list[str]:
+    """`serve` from the product's crate, the rest from forcegate-bench; one
+    workspace, so both land in the same profile directory."""
+    command = ["cargo", "build", "--profile", profile, "-p", "forcegate", "-p", "forcegate-bench"]
+    for name in ("forcegate", *bench_bins):
+        command += ["--bin", name]
     return command
 
 
@@ -149,7 +156,7 @@ def use_pgo_build() -> None:
 def fixtures_for(pods: int, work: Path) -> dict:
     """Snapshot and bodies for `pods` under `work` (bench_fixtures' summary)."""
     out = work / f"{pods}"
-    done = run([str(RELEASE / "examples" / "bench_fixtures"), str(pods), str(out)], capture_output=True, text=True)
+    done = run([str(RELEASE / "bench_fixtures"), str(pods), str(out)], capture_output=True, text=True)
     return json.loads(done.stdout) | {"dir": out}
 
 
@@ -249,10 +256,12 @@ class Server:
 
 
 def start_forcegate(
-    work: Path, snapshot: Path, certs: Path, tag: str, wrap: tuple = (), bin_dir: Path = RELEASE
+    work: Path, snapshot: Path, certs: Path, tag: str, wrap: tuple = (), bin_dir: Path | None = None
 ) -> Server:
     """`forcegate serve` from `bin_dir` (a cargo profile's output
-    directory), run under `wrap` (e.g. valgrind) when given."""
+    directory; default: the one `use_profile`/`use_pgo_build` chose), run
+    under `wrap` (e.g. valgrind) when given."""
+    bin_dir = bin_dir or RELEASE
     port = free_port()
     journal = work / f"journal-{tag}" / "forcegate.journal"
     journal.parent.mkdir(parents=True, exist_ok=True)
@@ -273,20 +282,21 @@ def start_baseline(
     answers: Path | None = None,
     facts_from: Path | None = None,
     wrap: tuple = (),
-    bin_dir: Path = RELEASE,
+    bin_dir: Path | None = None,
 ) -> Server:
     """The bare baseline; with `work_us`, one that also burns that much CPU
     per request (the calibration servers); with `answers`, the answer floor:
     it replays forcegate's recorded answers and logs its decision line; with
     `facts_from` as well, the facts floor: it also classifies each request
     and gathers its facts from that snapshot first."""
+    bin_dir = bin_dir or RELEASE
     port = free_port()
     if answers:
         name = "facts-floor" if facts_from else "answer-floor"
     else:
         name = f"baseline+{work_us}us" if work_us else "baseline"
     cmd = [
-        *wrap, str(bin_dir / "examples" / "baseline"),
+        *wrap, str(bin_dir / "baseline"),
         "--listen", f"127.0.0.1:{port}", "--metrics-listen", "",
         "--tls-dir", str(certs), "--log-format", "json", "--work-us", str(work_us),
     ]
@@ -540,7 +550,7 @@ def decision_scaling(runs: int = 5) -> dict:
     """Median ns per decision by scenario and pod count: interleaved rounds
     within a run, then the median of `runs` runs (a whole run can still land
     on a disturbed minute of a shared machine)."""
-    cmd = [str(RELEASE / "examples" / "decision_scaling"), "15", ",".join(str(p) for p in SIZES)]
+    cmd = [str(RELEASE / "decision_scaling"), "15", ",".join(str(p) for p in SIZES)]
     reports = []
     for _ in range(runs):
         done = run(cmd, capture_output=True, text=True, timeout=900)
@@ -725,7 +735,7 @@ def verdicts(results: dict) -> list[tuple[str, str, str, str]]:
             (
                 "decision at 100k ≤ 1.2× at 1k",
                 f"{worst[1]:.2f}× (worst: {worst[0]})",
-                "examples/decision_scaling, interleaved medians",
+                "decision_scaling, interleaved medians",
                 MET if worst[1] <= 1.2 else MISSED,
             )
         )
