@@ -112,8 +112,8 @@ where
 {
     let object = object.filter(|o| is_kind(o, kind))?;
     // Deserialize straight from the borrowed fields: `try_parse` clones the
-    // whole object and re-serializes it into a fresh `Value` first, which
-    // was a fifth of a force delete's decision time.
+    // whole object and re-serializes it into a fresh `Value` first, a fifth
+    // of a force delete's decision time.
     let Value::Object(fields) = &object.data else {
         return None;
     };
