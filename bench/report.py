@@ -197,14 +197,18 @@ def kinds_lines(results: dict) -> list[str]:
     kinds = results.get("kinds_alone")
     if not kinds:
         return []
-    rows = [
-        [k["kind"], k.get("generator", "oha"), f"{k['ratio']:.0%}",
-         f"{k['forcegate_cpu_us_per_request']} / {k['baseline_cpu_us_per_request']}"]
-        for k in kinds
-    ]
-    return ["Each kind alone, closed loop, one round:", ""] + table(
-        ["request", "generator", "forcegate / baseline req/s", "CPU µs per request, forcegate / baseline"], rows
-    ) + [""]
+    generators = [g for g in GENERATORS if any(k.get("generator", "oha") == g for k in kinds)]
+    by_kind: dict = {}
+    for k in kinds:
+        by_kind.setdefault(k["kind"], {})[k.get("generator", "oha")] = (
+            f"{k['ratio']:.0%}, {k['forcegate_cpu_us_per_request']} / {k['baseline_cpu_us_per_request']} µs"
+        )
+    rows = [[kind] + [cells.get(g, "–") for g in generators] for kind, cells in by_kind.items()]
+    return [
+        "Each kind alone, closed loop, one round: forcegate's req/s as a share of the baseline's, "
+        "CPU per request forcegate / baseline.",
+        "",
+    ] + table(["request", *generators], rows) + [""]
 
 
 def latency_lines(results: dict) -> list[str]:
