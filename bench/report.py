@@ -349,6 +349,9 @@ def commit() -> str | None:
 def append_run(results: dict, path: Path = RESULTS) -> None:
     """One entry per run, oldest first."""
     runs = json.loads(path.read_text()) if path.exists() else []
+    if isinstance(runs, dict):
+        # A file of one run, as load.py wrote them before keeping a history.
+        runs = [{"date_utc": runs.get("machine", {}).get("date_utc"), "source": "bench/load.py", "results": runs}]
     runs.append({
         "date_utc": results["machine"]["date_utc"],
         "source": "bench/load.py",
