@@ -5,7 +5,7 @@ FROM rust:1.95-bookworm AS build
 WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
 COPY src src
-COPY benches benches
+COPY bench bench
 COPY examples examples
 COPY tests tests
 RUN cargo build --release --locked --bin forcegate

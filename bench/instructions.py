@@ -4,7 +4,7 @@ deterministic side of the load run's ratio, for comparing builds on a
 host whose speed swings by a quarter within a minute.
 
     python3 bench/instructions.py                      # the four servers of the peak rounds
-    python3 bench/instructions.py --bin-dir /tmp/old   # binaries laid out like target/release
+    python3 bench/instructions.py --bin-dir /tmp/old   # forcegate and baseline side by side, as in target/release
     python3 bench/instructions.py --servers forcegate,baseline --requests 2000,8000
 
 Each server (`forcegate serve` on the 10k-pod snapshot, the bare baseline,
@@ -110,7 +110,7 @@ def measure(args, oha_bin: str, work: Path, fixtures: dict, answers: Path | None
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--bin-dir", type=Path, default=load.RELEASE, help="where forcegate and examples/baseline are")
+    parser.add_argument("--bin-dir", type=Path, default=load.RELEASE, help="where forcegate and baseline are")
     parser.add_argument("--servers", default=",".join(SERVERS), help=f"any of {','.join(SERVERS)}")
     parser.add_argument("--requests", default="1000,3000", help="the two windows' request counts")
     parser.add_argument("--warmup", type=int, default=2000)

@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """Load run: forcegate serve against a bare baseline, same stack, same load.
 
-    python3 bench/load.py            # full run, ~20 minutes plus builds
+    python3 bench/load.py            # full run, ~25 minutes plus builds
     python3 bench/load.py --quick    # 5 s phases, for trying the script
+    python3 bench/load.py --check    # builds and loads nothing: tools, binaries, last report
     python3 bench/load.py --pgo      # both servers as bench/pgo.py built them
 
 What it does, in order (see docs/performance.md):
-  1. installs what it needs if missing: oha (cargo install), matplotlib (pip);
-  2. builds release: forcegate, examples/baseline, examples/bench_fixtures;
+  1. installs what it needs if missing: oha (cargo install), wrk (apt-get),
+     matplotlib (pip);
+  2. builds release: forcegate, and forcegate-bench's baseline,
+     bench_fixtures and decision_scaling (bench/src/bin);
   3. writes deterministic synthetic snapshots (1k, 10k, 100k pods) and, for
      each, AdmissionReview bodies aimed at objects in it (the load mix:
      force delete of a leader, of a pod with an attached volume, a finalizer
@@ -15,31 +18,25 @@ What it does, in order (see docs/performance.md):
   4. starts `forcegate serve` (10k snapshot, shipped policies, journal in a
      temp dir) and the baseline on 127.0.0.1, waits for /readyz, checks one
      request of each kind gets the expected answer;
-  5. records forcegate's answer to each body and starts the answer floor:
-     the baseline replaying those answers through the same encoder and
-     logging the same decision line (what answering costs without deciding),
-     and the facts floor: the same, after classifying each request and
-     gathering its facts from the 10k snapshot as serve does (what any
-     engine reading those facts costs, however it evaluates policies);
-  6. drives them with oha over HTTP/1.1 keep-alive TLS: closed loop at peak
-     (forcegate/baseline/floors, `--rounds` times, every other round in
-     reverse order), each kind of the mix alone at peak (which request
-     costs what), then open loop at
-     the same fixed rates for both (10/25/50/75% of forcegate's peak, so
-     none overloads it; 50% is the p99 target's point, run `--rounds`
-     times alternating and judged on the median p99), recording each
-     server's CPU time per request;
+  5. records forcegate's answer to each body and starts the answer floor
+     (the baseline replaying those answers and logging the same decision
+     line) and the facts floor (the same, after classify and facts from the
+     10k snapshot);
+  6. drives them over HTTP/1.1 keep-alive TLS: closed loop at peak, with oha
+     and with wrk (bench/wrk.lua draws the same bodies), `--rounds` times,
+     every other round in reverse order; each kind of the mix alone at peak
+     with both; then, with oha, open loop at 10/25/50/75% of forcegate's peak
+     (50% is the p99 budget's point, run `--rounds` times alternating and
+     judged on the median p99), recording each server's CPU time per request;
   7. calibrates: the baseline again with `--work-us W` (W µs of CPU burnt
      per request, W = 5 … 80), its peak against a bare baseline round just
-     before it and its p99 at forcegate's half-peak rate, so the targets
-     read as a budget in µs per request;
-  8. reads RSS (VmRSS/VmHWM from /proc) of serve idle after the load, then
-     for each snapshot size: at ready and idle after a short load;
-  9. runs examples/decision_scaling (decision time vs cluster size, sizes
-     timed in interleaved rounds so machine noise hits all alike);
-  10. writes docs/img/latency-vs-load.png, docs/img/calibration.png,
-      docs/img/scaling.png, bench/results.json, and the results section of
-      docs/performance.md.
+     before it and its p99 at forcegate's half-peak rate;
+  8. reads RSS (VmRSS/VmHWM from /proc) of serve at ready and idle after a
+     short load, for each snapshot size;
+  9. runs decision_scaling (decision time vs cluster size, sizes timed in
+     interleaved rounds so machine noise hits all alike);
+  10. appends the run to bench/results.json, draws docs/img/*.png and
+      rewrites the "today's numbers" block of docs/performance.md (bench/report.py).
 
 Traffic goes to 127.0.0.1 only; every phase is bounded in time.
 """
@@ -49,7 +46,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shutil
 import signal
 import socket
@@ -62,6 +58,9 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+
+import plots  # bench/plots.py: docs/img/*.png
+import report  # bench/report.py: verdicts, the doc block, results.json
 
 ROOT = Path(__file__).resolve().parent.parent
 # Honour CARGO_TARGET_DIR like cargo does (a separate target dir avoids
@@ -105,6 +104,25 @@ def ensure_oha() -> str:
     return str(cargo_bin)
 
 
+def ensure_wrk() -> str:
+    """wrk, the second load generator (Debian's package)."""
+    found = shutil.which("wrk")
+    if found:
+        return found
+    if shutil.which("apt-get") and os.geteuid() == 0:
+        log("wrk not found: apt-get install wrk")
+        run(["apt-get", "install", "-y", "--no-install-recommends", "wrk"])
+        found = shutil.which("wrk")
+    if not found:
+        raise SystemExit("wrk is needed (Debian/Ubuntu: apt-get install wrk)")
+    return found
+
+
+def tool_version(command: list[str]) -> str:
+    done = subprocess.run(command, capture_output=True, text=True)
+    return (done.stdout or done.stderr).strip().splitlines()[0] if (done.stdout or done.stderr).strip() else ""
+
+
 def ensure_matplotlib() -> None:
     try:
         import matplotlib  # noqa: F401
@@ -119,10 +137,16 @@ def use_profile(profile: str) -> None:
     RELEASE = TARGET / profile
 
 
-def build_command(profile: str, examples=("baseline", "bench_fixtures", "decision_scaling")) -> list[str]:
-    command = ["cargo", "build", "--profile", profile, "--bin", "forcegate"]
-    for example in examples:
-        command += ["--example", example]
+# forcegate-bench's binaries (bench/src/bin) the runs start.
+BENCH_BINS = ("baseline", "bench_fixtures", "decision_scaling")
+
+
+def build_command(profile: str, bench_bins=BENCH_BINS) -> list[str]:
+    """`serve` from the product's crate, the rest from forcegate-bench; one
+    workspace, so both land in the same profile directory."""
+    command = ["cargo", "build", "--profile", profile, "-p", "forcegate", "-p", "forcegate-bench"]
+    for name in ("forcegate", *bench_bins):
+        command += ["--bin", name]
     return command
 
 
@@ -149,7 +173,7 @@ def use_pgo_build() -> None:
 def fixtures_for(pods: int, work: Path) -> dict:
     """Snapshot and bodies for `pods` under `work` (bench_fixtures' summary)."""
     out = work / f"{pods}"
-    done = run([str(RELEASE / "examples" / "bench_fixtures"), str(pods), str(out)], capture_output=True, text=True)
+    done = run([str(RELEASE / "bench_fixtures"), str(pods), str(out)], capture_output=True, text=True)
     return json.loads(done.stdout) | {"dir": out}
 
 
@@ -249,10 +273,12 @@ class Server:
 
 
 def start_forcegate(
-    work: Path, snapshot: Path, certs: Path, tag: str, wrap: tuple = (), bin_dir: Path = RELEASE
+    work: Path, snapshot: Path, certs: Path, tag: str, wrap: tuple = (), bin_dir: Path | None = None
 ) -> Server:
     """`forcegate serve` from `bin_dir` (a cargo profile's output
-    directory), run under `wrap` (e.g. valgrind) when given."""
+    directory; default: the one `use_profile`/`use_pgo_build` chose), run
+    under `wrap` (e.g. valgrind) when given."""
+    bin_dir = bin_dir or RELEASE
     port = free_port()
     journal = work / f"journal-{tag}" / "forcegate.journal"
     journal.parent.mkdir(parents=True, exist_ok=True)
@@ -273,20 +299,21 @@ def start_baseline(
     answers: Path | None = None,
     facts_from: Path | None = None,
     wrap: tuple = (),
-    bin_dir: Path = RELEASE,
+    bin_dir: Path | None = None,
 ) -> Server:
     """The bare baseline; with `work_us`, one that also burns that much CPU
     per request (the calibration servers); with `answers`, the answer floor:
     it replays forcegate's recorded answers and logs its decision line; with
     `facts_from` as well, the facts floor: it also classifies each request
     and gathers its facts from that snapshot first."""
+    bin_dir = bin_dir or RELEASE
     port = free_port()
     if answers:
         name = "facts-floor" if facts_from else "answer-floor"
     else:
         name = f"baseline+{work_us}us" if work_us else "baseline"
     cmd = [
-        *wrap, str(bin_dir / "examples" / "baseline"),
+        *wrap, str(bin_dir / "baseline"),
         "--listen", f"127.0.0.1:{port}", "--metrics-listen", "",
         "--tls-dir", str(certs), "--log-format", "json", "--work-us", str(work_us),
     ]
@@ -361,15 +388,16 @@ def oha(oha_bin: str, server: Server, ca: Path, bodies: Path, seconds: float, ra
     cpu_before = cpu_seconds(server.proc.pid)
     done = subprocess.run(cmd, check=True, capture_output=True, timeout=seconds + 60)
     cpu_used = cpu_seconds(server.proc.pid) - cpu_before
-    report = json.loads(done.stdout)
-    summary = report["summary"]
-    pct = report["latencyPercentiles"]
-    codes = report.get("statusCodeDistribution", {})
-    errors = report.get("errorDistribution", {})
+    parsed = json.loads(done.stdout)
+    summary = parsed["summary"]
+    pct = parsed["latencyPercentiles"]
+    codes = parsed.get("statusCodeDistribution", {})
+    errors = parsed.get("errorDistribution", {})
     ok = codes.get("200", 0)
     total = sum(codes.values()) + sum(errors.values())
     result = {
         "server": server.name,
+        "generator": "oha",
         "offered_rps": rate,
         "rps": round(summary["requestsPerSec"], 1),
         "p50_ms": ms(pct.get("p50")),
@@ -398,14 +426,55 @@ def ms(seconds: float | None) -> float | None:
     return None if seconds is None else round(seconds * 1000, 3)
 
 
-def round_ratios(rounds: list[dict], numerator: str, denominator: str) -> list[float]:
-    """forcegate / baseline within each round: on a host whose speed drifts
-    during the run, their spread says how far the ratio of medians can be
-    trusted."""
-    tops = [r["rps"] for r in rounds if r["server"] == numerator]
-    bottoms = [r["rps"] for r in rounds if r["server"] == denominator]
-    # Unrounded: a round at 79.96% must not be judged as meeting 80%.
-    return [top / bottom for top, bottom in zip(tops, bottoms)]
+WRK_SCRIPT = ROOT / "bench" / "wrk.lua"
+
+
+def wrk(wrk_bin: str, server: Server, bodies: Path, seconds: float) -> dict:
+    """A closed-loop phase driven by wrk (no fixed rates: wrk has none),
+    bodies drawn from the same file as oha's, over as many keep-alive
+    HTTP/1.1 TLS connections; the result shaped as `oha`'s."""
+    cmd = [
+        wrk_bin, "-t", "2", "-c", str(CONNECTIONS), "-d", f"{seconds:.0f}s", "--latency",
+        "-s", str(WRK_SCRIPT), server.url, "--", str(bodies),
+    ]
+    load_before = load_average()
+    cpu_before = cpu_seconds(server.proc.pid)
+    done = subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=seconds + 60)
+    cpu_used = cpu_seconds(server.proc.pid) - cpu_before
+    parsed = json.loads(done.stdout.strip().splitlines()[-1])
+    errors = {k: v for k, v in parsed["errors"].items() if v}
+    requests = parsed["requests"]
+    rps = requests / (parsed["duration_us"] / 1e6) if parsed["duration_us"] else 0.0
+    result = {
+        "server": server.name,
+        "generator": "wrk",
+        "offered_rps": None,
+        "rps": round(rps, 1),
+        "p50_ms": round(parsed["p50_us"] / 1000, 3),
+        "p99_ms": round(parsed["p99_us"] / 1000, 3),
+        "p99_9_ms": round(parsed["p99_9_us"] / 1000, 3),
+        # wrk counts answers other than 2xx/3xx as status errors.
+        "ok": requests - parsed["errors"]["status"],
+        "non_ok": sum(errors.values()),
+        "errors": errors,
+        "load_avg_1m": load_before[0],
+        "cpu_us_per_request": round(cpu_used / requests * 1e6, 1) if requests else None,
+    }
+    log(
+        f"  {server.name:<16} {'wrk closed loop':<22} {result['rps']:>8.0f} req/s  p50 {result['p50_ms']} ms"
+        f"  p99 {result['p99_ms']} ms  cpu {result['cpu_us_per_request']} µs/req  errors {errors}"
+        f"  (load avg {load_before[0]})"
+    )
+    if result["non_ok"]:
+        log(f"  WARNING: {result['non_ok']} requests failed: {errors}")
+    return result
+
+
+def drive(generator: str, tools: dict, server: Server, ca: Path, bodies: Path, seconds: float) -> dict:
+    """One closed-loop phase with `generator` ("oha" or "wrk")."""
+    if generator == "wrk":
+        return wrk(tools["wrk"], server, bodies, seconds)
+    return oha(tools["oha"], server, ca, bodies, seconds)
 
 
 def in_turn(servers: tuple, round_index: int) -> tuple:
@@ -438,17 +507,19 @@ def half_peak_rounds(oha_bin: str, servers: tuple, ca: Path, bodies: Path, secon
     }
 
 
-def kinds_alone(oha_bin: str, servers: tuple, ca: Path, alone: dict, seconds: float) -> list[dict]:
-    """Each kind of the mix alone, closed loop, forcegate then baseline: which
-    request costs what. The kubelet's final delete is never gated (and
-    logged at debug only), so its ratio is forcegate's floor (classify,
-    metrics) with no decision at all."""
+def kinds_alone(tools: dict, servers: tuple, ca: Path, alone: dict, seconds: float) -> list[dict]:
+    """Each kind of the mix alone, closed loop, forcegate then baseline, with
+    each generator: which request costs what. The kubelet's final delete is
+    never gated (and logged at debug only), so its ratio is forcegate's
+    floor (classify, metrics) with no decision at all."""
     rows = []
-    for kind, bodies in alone.items():
-        forcegate, baseline = (oha(oha_bin, server, ca, Path(bodies), seconds) for server in servers)
+    for generator, kind in ((g, k) for g in report.GENERATORS for k in alone):
+        bodies = Path(alone[kind])
+        forcegate, baseline = (drive(generator, tools, server, ca, bodies, seconds) for server in servers)
         rows.append(
             {
                 "kind": kind,
+                "generator": generator,
                 "forcegate_rps": forcegate["rps"],
                 "baseline_rps": baseline["rps"],
                 "ratio": round(forcegate["rps"] / baseline["rps"], 3) if baseline["rps"] else None,
@@ -503,7 +574,7 @@ def calibrate(oha_bin: str, work: Path, baseline: Server, certs: Path, ca: Path,
     return {
         "half_rate": half_rate,
         "points": points,
-        "budget_us_at_80": crossing(curve, 0.8),
+        "budget_us_at_70": crossing(curve, report.RATIO_BUDGET),
         "forcegate_equivalent_us": crossing(curve, results["peak"]["ratio"]),
         # A floor at or above the bare baseline (noise) costs nothing.
         "floor_equivalent_us": 0.0 if floor >= 1 else crossing(curve, floor),
@@ -540,7 +611,7 @@ def decision_scaling(runs: int = 5) -> dict:
     """Median ns per decision by scenario and pod count: interleaved rounds
     within a run, then the median of `runs` runs (a whole run can still land
     on a disturbed minute of a shared machine)."""
-    cmd = [str(RELEASE / "examples" / "decision_scaling"), "15", ",".join(str(p) for p in SIZES)]
+    cmd = [str(RELEASE / "decision_scaling"), "15", ",".join(str(p) for p in SIZES)]
     reports = []
     for _ in range(runs):
         done = run(cmd, capture_output=True, text=True, timeout=900)
@@ -553,401 +624,45 @@ def decision_scaling(runs: int = 5) -> dict:
     return merged
 
 
-# ---------------------------------------------------------------- plots
-
-
-def plot(results: dict, img: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    img.mkdir(parents=True, exist_ok=True)
-    fig, ax = plt.subplots(figsize=(7.5, 4.5))
-    for name, style in (("forcegate", "o-"), ("baseline", "s--")):
-        points = sorted(
-            (r for r in results["open_loop"] if r["server"].startswith(name)),
-            key=lambda r: r["offered_rps"],
-        )
-        xs = [r["offered_rps"] for r in points]
-        for key, alpha in (("p50_ms", 0.6), ("p99_ms", 1.0), ("p99_9_ms", 0.35)):
-            label = f"{name} {key[:-3].replace('_', '.')}"
-            ax.plot(xs, [r[key] for r in points], style, alpha=alpha, label=label)
-    half = results["half_peak"]
-    ax.axvline(half["rate"], color="grey", linestyle="--", linewidth=0.8, label="50% of forcegate peak")
-    ax.axhline(2.0, color="grey", linestyle=":", linewidth=1, label="p99 target 2 ms")
-    ax.set_yscale("log")
-    ax.set_xlabel("offered requests/s (open loop, same rates for both)")
-    ax.set_ylabel("latency (ms, log)")
-    ax.set_title(f"Admission latency vs load, {MAIN_SIZE // 1000}k-pod snapshot, HTTP/1.1 TLS")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(img / "latency-vs-load.png", dpi=110)
-    plt.close(fig)
-
-    plot_calibration(results, img)
-
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.2))
-    sizes = results["sizes"]
-    pods = [s["pods"] for s in sizes]
-    left.plot(pods, [s["rss_ready_mib"] for s in sizes], "o-", label="VmRSS at ready")
-    left.plot(pods, [s["rss_after_load_mib"] for s in sizes], "s-", label="VmRSS idle after load")
-    left.plot(pods, [s["hwm_mib"] for s in sizes], "^--", label="VmHWM (peak)")
-    left.axhline(128, color="grey", linestyle=":", label="target at 10k: 128 MiB")
-    left.set_xscale("log")
-    left.set_yscale("log")
-    left.set_xlabel("pods in snapshot")
-    left.set_ylabel("MiB (log)")
-    left.set_title("forcegate serve memory")
-    left.grid(True, which="both", alpha=0.3)
-    left.legend(fontsize=8)
-    for scenario, by_size in sorted(results["decide_ns"].items()):
-        xs = sorted(int(p) for p in by_size)
-        right.plot(xs, [by_size[str(x)] / 1000 for x in xs], "o-", label=scenario)
-    right.set_xscale("log")
-    right.set_xlabel("pods in cluster")
-    right.set_ylabel("µs per decision (classify + facts + policies)")
-    right.set_title("decision time vs cluster size (interleaved medians)")
-    # The heaviest calibration servers overload at this rate (seconds of
-    # queueing), so a linear axis would flatten everything that matters.
-    right.set_yscale("log")
-    right.grid(True, which="both", alpha=0.3)
-    right.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(img / "scaling.png", dpi=110)
-    plt.close(fig)
-
-
-def plot_calibration(results: dict, img: Path) -> None:
-    import matplotlib.pyplot as plt
-
-    cal = results["calibration"]
-    points = cal["points"]
-    xs = [0] + [p["work_us"] for p in points]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.2))
-    left.plot(xs, [100] + [p["ratio"] * 100 for p in points], "s--", label="baseline + fixed CPU work")
-    left.axhline(results["peak"]["ratio"] * 100, color="C1", label="forcegate (same run)")
-    left.axhline(results["peak"]["floor_ratio"] * 100, color="C2", linestyle="-.", label="answer floor")
-    if "facts_floor_ratio" in results["peak"]:
-        left.axhline(results["peak"]["facts_floor_ratio"] * 100, color="C3", linestyle="--", label="facts floor")
-    left.axhline(80, color="grey", linestyle=":", label="target 80%")
-    left.set_xlabel("CPU work added per request (µs)")
-    left.set_ylabel("peak throughput, % of bare baseline")
-    left.set_title("What per-request work costs here (closed loop)")
-    left.set_ylim(0, 105)
-    left.grid(True, alpha=0.3)
-    left.legend(fontsize=8)
-    half = results["half_peak"]
-    right.plot(
-        xs,
-        [half["baseline_median_p99_ms"]] + [p["p99_ms_at_half"] for p in points],
-        "s--",
-        label="baseline + fixed CPU work (bare: median of rounds)",
-    )
-    right.axhline(half["forcegate_median_p99_ms"], color="C1", label="forcegate (median of rounds)")
-    right.axhline(2.0, color="grey", linestyle=":", label="target 2 ms")
-    right.set_xlabel("CPU work added per request (µs)")
-    right.set_ylabel("p99 ms")
-    right.set_title(f"p99 at {cal['half_rate']:.0f} req/s (half of forcegate's peak)")
-    # The heaviest calibration servers overload at this rate (seconds of
-    # queueing), so a linear axis would flatten everything that matters.
-    right.set_yscale("log")
-    right.grid(True, alpha=0.3)
-    right.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(img / "calibration.png", dpi=110)
-    plt.close(fig)
-
-
-# ---------------------------------------------------------------- report
-
-
-MET, MISSED = "met", "**missed**"
-
-
-def ratio_status(round_ratios: list[float], target: float) -> str:
-    """A ratio target judged round by round (each round pairs servers run
-    minutes apart at most): missed or met only when every round agrees."""
-    if not round_ratios:
-        return "unjudgeable (no rounds)"
-    if all(r < target for r in round_ratios):
-        return MISSED
-    if all(r >= target for r in round_ratios):
-        return MET
-    return f"unjudgeable (rounds {min(round_ratios):.2%}–{max(round_ratios):.2%} straddle the target)"
-
-
-def p99_status(forcegate_ms: float, baseline_ms: float, target_ms: float = 2.0) -> str:
-    """A host on which the bare baseline itself misses the latency target
-    says nothing of what forcegate adds to it."""
-    if baseline_ms > target_ms:
-        return f"unjudgeable (the bare baseline's own p99 is {baseline_ms} ms)"
-    return MET if forcegate_ms <= target_ms else MISSED
-
-
-def verdicts(results: dict) -> list[tuple[str, str, str, str]]:
-    peak = derive(results)["peak"]
-    ratio = peak["ratio"]
-    half = results["half_peak"]
-    rss = next(s for s in results["sizes"] if s["pods"] == MAIN_SIZE)
-    rss_main = max(rss["rss_after_load_mib"], rss["rss_ready_mib"])
-    rows = [
-        (
-            "throughput ≥ 80% of baseline",
-            f"{ratio:.2%} (rounds {', '.join(f'{r:.2%}' for r in peak['round_ratios'])})",
-            "same run, closed loop",
-            ratio_status(peak["round_ratios"], 0.8),
-        ),
-        (
-            "p99 ≤ 2 ms at half of peak",
-            f"{half['forcegate_median_p99_ms']} ms at {half['rate']:.0f} req/s "
-            f"(bare baseline at the same rate: {half['baseline_median_p99_ms']} ms)",
-            f"open loop, 50% of forcegate's peak, median of {len(half['forcegate_p99_ms'])} rounds",
-            p99_status(half["forcegate_median_p99_ms"], half["baseline_median_p99_ms"]),
-        ),
-        (
-            "RSS ≤ 128 MiB on 10k pods",
-            f"{rss_main} MiB (peak {rss['hwm_mib']} MiB)",
-            "VmRSS idle after load",
-            MET if rss_main <= 128 else MISSED,
-        ),
-    ]
-    decide = results["decide_ns"]
-    worst = None
-    for scenario, by_size in decide.items():
-        if "1000" in by_size and "100000" in by_size:
-            factor = by_size["100000"] / by_size["1000"]
-            if worst is None or factor > worst[1]:
-                worst = (scenario, factor)
-    if worst:
-        rows.append(
-            (
-                "decision at 100k ≤ 1.2× at 1k",
-                f"{worst[1]:.2f}× (worst: {worst[0]})",
-                "examples/decision_scaling, interleaved medians",
-                MET if worst[1] <= 1.2 else MISSED,
-            )
-        )
-    return rows
-
-
-PEAK_SERVERS = {"forcegate": "forcegate-10k", "baseline": "baseline", "floor": "answer-floor", "facts_floor": "facts-floor"}
-
-
-def derive(results: dict) -> dict:
-    """Compute from the peak rounds (also for results written before it
-    was, whose stored ratios were rounded): each server's ratio to the
-    baseline round by round, and every server's spread of rounds."""
-    peak, rounds = results["peak"], results["peak_rounds"]
-    base = PEAK_SERVERS["baseline"]
-    peak["round_ratios"] = round_ratios(rounds, PEAK_SERVERS["forcegate"], base)
-    peak["floor_round_ratios"] = round_ratios(rounds, PEAK_SERVERS["floor"], base)
-    peak["facts_floor_round_ratios"] = round_ratios(rounds, PEAK_SERVERS["facts_floor"], base)
-    spread = {}
-    for key, name in PEAK_SERVERS.items():
-        rps = [r["rps"] for r in rounds if r["server"] == name]
-        if rps:
-            spread[key] = [min(rps), max(rps)]
-    peak.setdefault("spread", spread)
-    return results
-
-
-def noise_note(peak: dict, limit: float = 0.15) -> str:
-    """What this run's own spread lets it say about the floors."""
-    spread = peak.get("spread", {})
-    wide = {k: v for k, v in spread.items() if v[0] > 0 and v[1] / v[0] - 1 > limit}
-    base = spread.get("baseline")
-    text = ""
-    if base:
-        text = (
-            f"The bare baseline's peak rounds spread {base[0]:.0f}–{base[1]:.0f} req/s "
-            f"({base[1] / base[0] - 1:.0%} apart). "
-        )
-    floors = [peak.get("floor_round_ratios") or [], peak.get("facts_floor_round_ratios") or []]
-    if wide:
-        label = {"floor": "answer floor", "facts_floor": "facts floor"}
-        names = ", ".join(f"{label.get(k, k)} {v[0]:.0f}–{v[1]:.0f}" for k, v in wide.items())
-        text += (
-            f"Some servers' rounds lie more than {limit:.0%} apart ({names} req/s): "
-            f"on this run, differences of that order between the ratios are the host, not the code. "
-        )
-    if all(floors) and any(a < b for a, b in zip(*floors)):
-        text += "In some round the facts floor beat the answer floor: their distance is within this run's noise."
-    return text
-
-def markdown(results: dict) -> str:
-    derive(results)
-    m = results["machine"]
-    lines = [
-        f"Run of {m['date_utc']} on {m['nproc']} × {m['cpu']}, {m['memory_gib']} GiB, "
-        f"kernel {m['kernel']}; load average (1/5/15 min) at start {results['load_avg_start']}, "
-        f"at end {results.get('load_avg_end')} "
-        f"(the machine is shared), {results['phase_seconds']} s per phase, "
-        f"{CONNECTIONS} connections, {results['rounds']} alternating peak rounds.",
-        "",
-        "| run | req/s | p50 ms | p99 ms | p99.9 ms | CPU µs/req | load avg (1m) |",
-        "|---|---:|---:|---:|---:|---:|---:|",
-    ]
-    for r in results["peak_rounds"]:
-        lines.append(
-            f"| {r['server']} peak (closed loop) | {r['rps']:.0f} | {r['p50_ms']} | {r['p99_ms']} "
-            f"| {r['p99_9_ms']} | {r.get('cpu_us_per_request')} | {r['load_avg_1m']} |"
-        )
-    for r in results["open_loop"]:
-        share = r.get("fraction_of_forcegate_peak")
-        share = f", {share:.0%} of forcegate peak" if share is not None else ""
-        lines.append(
-            f"| {r['server']} at {r['offered_rps']:.0f}/s (open loop{share}) | {r['rps']:.0f} | {r['p50_ms']} "
-            f"| {r['p99_ms']} | {r['p99_9_ms']} | {r.get('cpu_us_per_request')} | {r['load_avg_1m']} |"
-        )
-    p = results["peak"]
-    lines += [
-        "",
-        f"Peak (median of rounds): forcegate {p['forcegate']:.0f} req/s, baseline "
-        f"{p['baseline']:.0f} req/s, **ratio {p['ratio']:.1%}** (round by round: "
-        + ", ".join(f"{r:.1%}" for r in p.get("round_ratios", []))
-        + ").",
-        "",
-        f"Answer floor: the baseline replaying forcegate's recorded answers through the same encoder "
-        f"and logging the same decision line, without deciding: {p['floor']:.0f} req/s, "
-        f"**{p['floor_ratio']:.0%}** of the baseline{by_round(p, 'floor_round_ratios')}. "
-        f"No engine giving these answers and writing this log line "
-        f"gets higher here; "
-        f"from the floor down to forcegate is the decision (classify, facts, policies, messages), "
-        f"its metrics and the cleanup record.",
-        "",
-        f"Facts floor: the answer floor that also classifies each request and gathers its facts from "
-        f"the same 10k-pod snapshot as serve does, then gives the recorded answer: "
-        f"{p['facts_floor']:.0f} req/s, **{p['facts_floor_ratio']:.0%}** of the baseline"
-        f"{by_round(p, 'facts_floor_round_ratios')}. No engine that reads "
-        f"these facts this way gets higher here, however cheaply it evaluates policies; from this floor "
-        f"down to forcegate is policy evaluation, its messages, metrics and the cleanup record.",
-        "",
-    ]
-    note = noise_note(p)
-    if note:
-        lines += [note, ""]
-    half = results["half_peak"]
-    lines += [
-        f"p99 at {half['rate']:.0f} req/s, half of forcegate's peak, alternating rounds: forcegate "
-        f"{', '.join(str(x) for x in half['forcegate_p99_ms'])} ms (median **{half['forcegate_median_p99_ms']} ms**), "
-        f"baseline {', '.join(str(x) for x in half['baseline_p99_ms'])} ms (median {half['baseline_median_p99_ms']} ms).",
-        "",
-    ]
-    kinds = results.get("kinds_alone")
-    if kinds:
-        lines += ["Each kind of request alone (closed loop, one round each):", ""]
-        lines += table(
-            ["request", "forcegate req/s", "baseline req/s", "ratio", "forcegate CPU µs/req", "baseline CPU µs/req"],
-            [
-                [k["kind"], f"{k['forcegate_rps']:.0f}", f"{k['baseline_rps']:.0f}", f"{k['ratio']:.0%}",
-                 k["forcegate_cpu_us_per_request"], k["baseline_cpu_us_per_request"]]
-                for k in kinds
-            ],
-        )
-        lines.append("")
-    lines += calibration_markdown(results)
-    lines += table(
-        ["snapshot pods", "ready after s", "VmRSS at ready MiB", "VmRSS idle after load MiB", "VmHWM MiB"],
-        [
-            [s["pods"], s["ready_after_s"], s["rss_ready_mib"], s["rss_after_load_mib"], s["hwm_mib"]]
-            for s in results["sizes"]
-        ],
-    )
-    b = results["baseline_rss"]
-    lines += ["", f"Baseline RSS idle after load: {b.get('VmRSS')} MiB (peak {b.get('VmHWM')} MiB).", ""]
-    decide = results["decide_ns"]
-    if decide:
-        sizes = sorted({int(s) for by in decide.values() for s in by})
-        lines.append("| decision (µs, median of interleaved rounds) | " + " | ".join(f"{s // 1000}k pods" for s in sizes) + " | 100k / 1k |")
-        lines.append("|---|" + "---:|" * (len(sizes) + 1))
-        for scenario, by_size in sorted(decide.items()):
-            cells = [f"{by_size[str(s)] / 1000:.2f}" if str(s) in by_size else "–" for s in sizes]
-            factor = (
-                f"{by_size['100000'] / by_size['1000']:.2f}×"
-                if "100000" in by_size and "1000" in by_size
-                else "–"
-            )
-            lines.append(f"| {scenario} | " + " | ".join(cells) + f" | {factor} |")
-        lines.append("")
-    lines += ["| target | measured | how | met |", "|---|---|---|---|"]
-    for target, measured, how, status in verdicts(results):
-        lines.append(f"| {target} | {measured} | {how} | {status} |")
-    return "\n".join(lines) + "\n"
-
-
-def by_round(peak: dict, key: str) -> str:
-    ratios = peak.get(key) or []
-    return f" (round by round: {', '.join(f'{r:.0%}' for r in ratios)})" if ratios else ""
-
-
-def table(headers: list[str], rows: list[list]) -> list[str]:
-    """A markdown table with right-aligned (numeric) columns."""
-    lines = ["| " + " | ".join(headers) + " |", "|" + "---:|" * len(headers)]
-    return lines + ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
-
-
-def calibration_markdown(results: dict) -> list[str]:
-    cal = results.get("calibration")
-    if not cal:
-        return []
-    lines = [
-        f"Calibration (same run): the baseline burning a fixed CPU time per request; p99 at "
-        f"{cal['half_rate']:.0f} req/s, half of forcegate's peak.",
-        "",
-    ]
-    lines += table(
-        ["added CPU per request", "peak req/s", "bare baseline just before", "% of bare baseline", "CPU µs/req", "p99 ms at half of forcegate's peak"],
-        [
-            [f"{p['work_us']} µs", f"{p['rps']:.0f}", f"{p['bare_rps']:.0f}", f"{p['ratio']:.0%}", p["cpu_us_per_request"], p["p99_ms_at_half"]]
-            for p in cal["points"]
-        ],
-    )
-    last = CALIBRATION_US[-1]
-
-    def us(value: float | None, above: str = f"more than {last}") -> str:
-        return f"**{value if value is not None else above} µs**"
-
-    lines += [
-        "",
-        f"80% of the baseline leaves room for {us(cal['budget_us_at_80'], '?')} of work per request on this "
-        f"machine. The answer floor (forcegate's answers and log line, no deciding) equals a baseline that "
-        f"burns {us(cal.get('floor_equivalent_us'))}, the facts floor (answers, log line, classify and "
-        f"facts) one that burns {us(cal.get('facts_floor_equivalent_us'))}; forcegate equals one that burns "
-        f"{us(cal['forcegate_equivalent_us'])}.",
-        "",
-    ]
-    return lines
-
-
-def update_doc(text: str) -> None:
-    doc = ROOT / "docs" / "performance.md"
-    begin, end = "<!-- results:begin -->", "<!-- results:end -->"
-    if not doc.exists():
-        log(f"{doc} missing: not updating")
-        return
-    content = doc.read_text()
-    pattern = re.compile(re.escape(begin) + ".*?" + re.escape(end), re.S)
-    if not pattern.search(content):
-        log(f"{doc} has no results markers: not updating")
-        return
-    doc.write_text(pattern.sub(lambda _: f"{begin}\n{text}{end}", content))
-    log(f"updated {doc}")
-
-
 # ---------------------------------------------------------------- main
+
+
+def saved_run(path: Path) -> dict:
+    """A run's results: a file of one run, or the last full entry of a
+    results.json history."""
+    saved = json.loads(path.read_text())
+    if isinstance(saved, dict):
+        return saved
+    full = [entry["results"] for entry in saved if entry.get("results")]
+    if not full:
+        raise SystemExit(f"{path}: no run with full results")
+    return full[-1]
 
 
 def report_only(path: Path, update: bool) -> None:
     """The report of a saved run, as the run itself would have written it."""
     ensure_matplotlib()
-    results = json.loads(path.read_text())
-    plot(results, ROOT / "docs" / "img")
-    text = markdown(results)
+    results = saved_run(path)
+    plots.plot(results)
+    text = report.markdown(results)
     print(text)
     if update:
-        update_doc(text)
+        report.update_doc(text)
+
+
+def check() -> None:
+    """What a run would use, without building, starting or loading
+    anything; then the report of the last run in bench/results.json."""
+    for tool in ("cargo", "oha", "wrk"):
+        log(f"{tool}: {shutil.which(tool) or 'not found (the run installs it)'}")
+    log("build: " + " ".join(build_command(RELEASE.name)))
+    for name in ("forcegate", *BENCH_BINS):
+        path = RELEASE / name
+        log(f"{path}: {'present' if path.exists() else 'not built yet'}")
+    log(f"wrk script: {WRK_SCRIPT} ({'present' if WRK_SCRIPT.exists() else 'MISSING'})")
+    runs = report.load_runs()
+    log(f"{report.RESULTS}: {len(runs)} runs recorded")
+    print(report.markdown(saved_run(report.RESULTS)))
 
 
 def main() -> None:
@@ -966,7 +681,14 @@ def main() -> None:
         "--report-only", type=Path, metavar="RESULTS_JSON",
         help="measure nothing: redraw the plots and rewrite the results section from a saved run",
     )
+    parser.add_argument(
+        "--check", action="store_true",
+        help="build and measure nothing, write nothing: the tools, binaries and report a run would use",
+    )
     args = parser.parse_args()
+    if args.check:
+        check()
+        return
     if args.report_only:
         report_only(args.report_only, update=not args.no_doc)
         return
@@ -975,7 +697,7 @@ def main() -> None:
     seconds = max(1.0, min(args.seconds, 120.0))
     rounds = max(1, min(args.rounds, 5))
 
-    oha_bin = ensure_oha()
+    tools = {"oha": ensure_oha(), "wrk": ensure_wrk()}
     ensure_matplotlib()
     if args.pgo:
         use_pgo_build()
@@ -992,7 +714,8 @@ def main() -> None:
         "phase_seconds": seconds,
         "rounds": rounds,
         "connections": CONNECTIONS,
-        "oha": subprocess.run([oha_bin, "--version"], capture_output=True, text=True).stdout.strip(),
+        "oha": tool_version([tools["oha"], "--version"]),
+        "wrk": tool_version([tools["wrk"], "--version"]),
     }
     fixtures = {pods: fixtures_for(pods, work) for pods in SIZES}
     certs = work / "certs"
@@ -1021,40 +744,28 @@ def main() -> None:
 
         log("warm-up")
         for server in peakers:
-            oha(oha_bin, server, ca, bodies, min(3.0, seconds))
+            oha(tools["oha"], server, ca, bodies, min(3.0, seconds))
 
-        log("peak, closed loop, alternating")
+        log("peak, closed loop, alternating, with each load generator")
         results["peak_rounds"] = []
         for round_index in range(rounds):
-            for server in in_turn(peakers, round_index):
-                results["peak_rounds"].append(oha(oha_bin, server, ca, bodies, seconds))
-        peak_f, peak_b, peak_floor, peak_facts = (
-            statistics.median(r["rps"] for r in results["peak_rounds"] if r["server"] == server.name)
-            for server in peakers
-        )
-        results["peak"] = {
-            "forcegate": peak_f,
-            "baseline": peak_b,
-            "ratio": round(peak_f / peak_b, 4),
-            "floor": peak_floor,
-            "floor_ratio": round(peak_floor / peak_b, 3),
-            "facts_floor": peak_facts,
-            "facts_floor_ratio": round(peak_facts / peak_b, 3),
-            "round_ratios": round_ratios(results["peak_rounds"], forcegate.name, baseline.name),
-            "floor_round_ratios": round_ratios(results["peak_rounds"], floor.name, baseline.name),
-            "facts_floor_round_ratios": round_ratios(results["peak_rounds"], facts_floor.name, baseline.name),
-        }
+            for generator in report.GENERATORS:
+                for server in in_turn(peakers, round_index):
+                    results["peak_rounds"].append(drive(generator, tools, server, ca, bodies, seconds))
+        report.derive(results)
         floor.stop()
         facts_floor.stop()
-        log(
-            f"peak: forcegate {peak_f:.0f} req/s, baseline {peak_b:.0f} req/s, ratio {peak_f / peak_b:.1%}; "
-            f"answer floor {peak_floor:.0f} req/s ({peak_floor / peak_b:.1%}); "
-            f"facts floor {peak_facts:.0f} req/s ({peak_facts / peak_b:.1%})"
-        )
+        for peak in (results["peak"], results["peak_wrk"]):
+            log(
+                f"peak ({peak['generator']}): forcegate {peak['forcegate']:.0f} req/s, baseline "
+                f"{peak['baseline']:.0f} req/s, ratio {peak['ratio']:.1%}; answer floor {peak['floor_ratio']:.1%}, "
+                f"facts floor {peak['facts_floor_ratio']:.1%}"
+            )
+        peak_f = results["peak"]["forcegate"]
 
         log("each kind of request alone, closed loop")
         results["kinds_alone"] = kinds_alone(
-            oha_bin, (forcegate, baseline), ca, main_fx["bodiesAlone"], min(seconds, 10.0)
+            tools, (forcegate, baseline), ca, main_fx["bodiesAlone"], min(seconds, 10.0)
         )
 
         log("fixed rates, open loop (fractions of forcegate's peak, same rates for both)")
@@ -1062,13 +773,13 @@ def main() -> None:
         for fraction in (0.1, 0.25, 0.5, 0.75):
             rate = peak_f * fraction
             for server in (forcegate, baseline):
-                result = oha(oha_bin, server, ca, bodies, seconds, rate)
+                result = oha(tools["oha"], server, ca, bodies, seconds, rate)
                 result["fraction_of_forcegate_peak"] = fraction
                 results["open_loop"].append(result)
-        results["half_peak"] = half_peak_rounds(oha_bin, (forcegate, baseline), ca, bodies, seconds, results, rounds)
+        results["half_peak"] = half_peak_rounds(tools["oha"], (forcegate, baseline), ca, bodies, seconds, results, rounds)
 
         log("calibration: baselines that burn a fixed CPU time per request")
-        results["calibration"] = calibrate(oha_bin, work, baseline, certs, ca, bodies, seconds, results)
+        results["calibration"] = calibrate(tools["oha"], work, baseline, certs, ca, bodies, seconds, results)
 
         time.sleep(5)
         results["main_rss"] = memory(forcegate.proc.pid)
@@ -1088,7 +799,7 @@ def main() -> None:
             server.wait_ready(ca)
             time.sleep(2)
             at_ready = memory(server.proc.pid)
-            run_result = oha(oha_bin, server, ca, Path(fx["bodies"]), min(seconds, 10.0), moderate)
+            run_result = oha(tools["oha"], server, ca, Path(fx["bodies"]), min(seconds, 10.0), moderate)
             time.sleep(3)
             after = memory(server.proc.pid)
         finally:
@@ -1109,15 +820,15 @@ def main() -> None:
     settle()
     results["decide_ns"] = decision_scaling()
     results["load_avg_end"] = load_average()
-    name = "results-pgo.json" if args.pgo else "results.json"
-    (ROOT / "bench" / name).write_text(json.dumps(results, indent=1, default=str) + "\n")
+    # One entry per run; profile-guided runs go apart and leave the docs alone.
+    report.append_run(results, ROOT / "bench" / ("results-pgo.json" if args.pgo else "results.json"))
     if not args.pgo:
-        plot(results, ROOT / "docs" / "img")
-    text = markdown(results)
+        plots.plot(results)
+    text = report.markdown(results)
     print()
     print(text)
     if not args.no_doc and not args.pgo:
-        update_doc(text)
+        report.update_doc(text)
     log(f"done; fixtures and logs in {work}")
 
 

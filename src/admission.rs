@@ -87,7 +87,7 @@ impl BadReview {
 pub fn decode(body: &[u8]) -> Result<Request, BadReview> {
     // One pass over the body: the envelope is checked while `request` stays
     // raw, then the request is decoded straight from its bytes. Building a
-    // `Value` tree first and converting it again cost a sixth of a request.
+    // `Value` tree first and converting it again costs a sixth of a request.
     if first_byte(body) != Some(b'{') {
         return Err(match serde_json::from_slice::<IgnoredAny>(body) {
             Ok(_) => BadReview::NotAnObject,

@@ -1,8 +1,8 @@
 //! The `forcegate` binary: all logic lives in the library.
 
-/// mimalloc: glibc's allocator spent a tenth of a decision consolidating
-/// its free lists once responses grew past 1 KiB. The bench baseline
-/// (`examples/baseline.rs`) uses the same allocator.
+/// mimalloc: under glibc's allocator a tenth of a decision goes to
+/// consolidating free lists once responses pass 1 KiB. The load run's
+/// baseline (`bench/src/bin/baseline.rs`) uses the same allocator.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

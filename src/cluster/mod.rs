@@ -11,7 +11,6 @@
 //! - [`snapshot::SnapshotCluster`]: files and directories, loaded once.
 //! - [`live::LiveCluster`]: list/watch caches with sync and staleness tracking.
 //! - [`metrics::ClusterMetrics`]: per-kind gauges read at scrape time.
-//! - [`synthetic`]: deterministic generated clusters for benches and tests.
 
 pub mod index;
 pub mod kind;
@@ -20,7 +19,6 @@ pub mod metrics;
 pub mod object;
 pub mod record;
 pub mod snapshot;
-pub mod synthetic;
 mod view;
 
 pub use kind::Kind;

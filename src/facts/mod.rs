@@ -257,7 +257,7 @@ pub fn gather(intent: &Intent, request: &Request, view: &dyn ClusterView, now: T
 
 /// Fact groups gathered only when asked for: no cleanup record uses them,
 /// so they are worth their lookups only when a policy reads them (the
-/// EndpointSlice lookups were an eighth of a force delete's decision, and
+/// EndpointSlice lookups cost an eighth of a force delete's decision, and
 /// no shipped policy reads `facts.endpoints`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Needs {

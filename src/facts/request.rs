@@ -16,9 +16,8 @@ where
     T: kube::Resource + serde::de::DeserializeOwned,
 {
     let object = object.filter(|o| is_kind(o, kind))?;
-    // Deserialize straight from the borrowed fields: `try_parse` clones the
-    // whole object and re-serializes it into a fresh `Value` first, which
-    // was a fifth of a force delete's decision time.
+    // Deserialize straight from the borrowed fields: `try_parse` would clone
+    // the whole object and re-serialize it into a fresh `Value` first.
     let Value::Object(fields) = &object.data else {
         return None;
     };

@@ -359,7 +359,7 @@ pub fn describe_request(intent: &Intent) -> String {
 }
 
 /// Append [`describe_request`]'s text: pushed piece by piece, as it opens
-/// every denial (`format!` per piece cost more than the rest of the message).
+/// every denial (`format!` per piece costs more than the rest of the message).
 fn push_request(out: &mut String, intent: &Intent) {
     let target = &intent.target;
     let push_name = |out: &mut String| {

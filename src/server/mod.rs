@@ -1,9 +1,11 @@
 //! HTTPS admission server: axum over rustls (ring), health, readiness, metrics.
 //!
-//! Startable as a library so tests, the end-to-end suite and benchmarks run
-//! the real thing: [`Server::new`]`(config, engine).bind()` returns a
+//! Startable as a library so tests and the end-to-end suite run the real
+//! thing: [`Server::new`]`(config, engine).bind()` returns a
 //! [`RunningServer`] with the bound addresses (port 0 works) and a shutdown
-//! handle.
+//! handle. [`router`] is the admission service without TLS or sockets;
+//! [`listen`] serves any router over the server's TLS and connection
+//! handling.
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
@@ -12,7 +14,6 @@ use std::time::Duration;
 
 use prometheus_client::registry::Registry;
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 
 use crate::engine::Engine;
@@ -29,6 +30,7 @@ pub mod tls;
 pub use client_auth::ClientAuth;
 pub use health::{Health, Readiness};
 pub use metrics::Metrics;
+pub use routes::{AppState, router};
 pub use shutdown::{Drained, Shutdown};
 pub use tls::{CertStore, CertificateInfo, TlsError};
 
@@ -155,7 +157,6 @@ pub struct Server {
     registry: Registry,
     health: Health,
     shutdown: Shutdown,
-    webhook_router: Option<axum::Router>,
 }
 
 impl Server {
@@ -166,17 +167,7 @@ impl Server {
             registry: Registry::default(),
             health: Health::default(),
             shutdown: Shutdown::new(),
-            webhook_router: None,
         }
-    }
-
-    /// Serve `router` on the HTTPS port instead of the admission routes,
-    /// keeping everything else (TLS, HTTP settings, connection limits,
-    /// timeouts, drain). For the bare baseline in `examples/baseline.rs`,
-    /// which benchmarks measure `serve` against: only the handler differs.
-    pub fn with_webhook_router(mut self, router: axum::Router) -> Self {
-        self.webhook_router = Some(router);
-        self
     }
 
     /// Serve this registry on `/metrics` (other modules' metrics already
@@ -206,83 +197,90 @@ impl Server {
             mut registry,
             health,
             shutdown,
-            webhook_router,
         } = self;
-        config.check()?;
         let metrics = Metrics::register(&mut registry);
-        let certs = CertStore::load(&config.tls_dir, metrics.tls.clone())?;
-        let acceptor = Arc::new(client_auth::Acceptor::new(
-            certs.clone(),
-            config.client_auth.clone(),
-        )?);
-        let webhook = bind(config.listen).await?;
-        let local_addr = local_addr_of(&webhook, config.listen)?;
-        let plain = match config.metrics_listen {
-            Some(addr) => Some(bind(addr).await?),
-            None => None,
-        };
-        let metrics_addr = match (&plain, config.metrics_listen) {
-            (Some(listener), Some(addr)) => Some(local_addr_of(listener, addr)?),
-            _ => None,
-        };
-        let dirs = std::iter::once(certs.dir().to_path_buf())
-            .chain(acceptor.extra_watch_dir())
-            .collect();
-        let reload = {
-            let (certs, acceptor) = (certs.clone(), acceptor.clone());
-            move || {
-                let _ = certs.reload();
-                acceptor.reload_client_ca();
-            }
-        };
-        let reloader = tls::watch(
-            dirs,
-            reload,
-            config.reload_debounce,
-            config.reload_poll,
-            shutdown.clone(),
-        )?;
-        let state = Arc::new(routes::AppState {
-            engine,
-            metrics: metrics.clone(),
-            registry: Arc::new(registry),
-            health: health.clone(),
-            body_limit: config.body_limit,
-            body_budget: body::BodyBudget::new(config.body_budget),
-            request_timeout: config.request_timeout,
-            permits: Arc::new(Semaphore::new(config.max_concurrency.max(1))),
-        });
-        let listeners = listener::Listeners {
-            webhook,
-            webhook_router: webhook_router.unwrap_or_else(|| routes::webhook(state.clone())),
-            tls: acceptor,
-            plain: plain.map(|listener| (listener, routes::metrics_only(state))),
-        };
-        tracing::info!(
-            listen = %local_addr,
-            metrics = ?metrics_addr,
-            tls_dir = %config.tls_dir.display(),
-            client_auth = config.client_auth.is_some(),
-            "serving admission webhook"
-        );
-        let task = tokio::spawn(listener::run(
-            listeners,
-            listener::Options::from(&config),
-            shutdown.clone(),
-            health.clone(),
-            metrics.clone(),
-        ));
-        Ok(RunningServer {
-            local_addr,
-            metrics_addr,
-            shutdown,
-            health,
-            metrics,
-            certs,
-            task,
-            reloader,
-        })
+        let state = AppState::new(engine, &config, metrics.clone(), registry, health.clone());
+        let state = Arc::new(state);
+        let plain = routes::metrics_only(state.clone());
+        listen(&config, router(state), plain, metrics, health, shutdown).await
     }
+}
+
+/// Serve `https` over TLS on `config.listen` (the pair in `config.tls_dir`,
+/// hot-reloaded; client certificates when configured) and `plain` on
+/// `config.metrics_listen`, with the connection limits, timeouts and drain
+/// `config` sets, until `shutdown` is triggered.
+pub async fn listen(
+    config: &Config,
+    https: axum::Router,
+    plain: axum::Router,
+    metrics: Metrics,
+    health: Health,
+    shutdown: Shutdown,
+) -> Result<RunningServer, ServerError> {
+    config.check()?;
+    let certs = CertStore::load(&config.tls_dir, metrics.tls.clone())?;
+    let acceptor = Arc::new(client_auth::Acceptor::new(
+        certs.clone(),
+        config.client_auth.clone(),
+    )?);
+    let webhook = bind(config.listen).await?;
+    let local_addr = local_addr_of(&webhook, config.listen)?;
+    let plain_listener = match config.metrics_listen {
+        Some(addr) => Some(bind(addr).await?),
+        None => None,
+    };
+    let metrics_addr = match (&plain_listener, config.metrics_listen) {
+        (Some(listener), Some(addr)) => Some(local_addr_of(listener, addr)?),
+        _ => None,
+    };
+    let dirs = std::iter::once(certs.dir().to_path_buf())
+        .chain(acceptor.extra_watch_dir())
+        .collect();
+    let reload = {
+        let (certs, acceptor) = (certs.clone(), acceptor.clone());
+        move || {
+            let _ = certs.reload();
+            acceptor.reload_client_ca();
+        }
+    };
+    let reloader = tls::watch(
+        dirs,
+        reload,
+        config.reload_debounce,
+        config.reload_poll,
+        shutdown.clone(),
+    )?;
+    let listeners = listener::Listeners {
+        webhook,
+        webhook_router: https,
+        tls: acceptor,
+        plain: plain_listener.map(|listener| (listener, plain)),
+    };
+    tracing::info!(
+        listen = %local_addr,
+        metrics = ?metrics_addr,
+        tls_dir = %config.tls_dir.display(),
+        client_auth = config.client_auth.is_some(),
+        "serving admission webhook"
+    );
+    let task = tokio::spawn(listener::run(
+        listeners,
+        listener::Options::from(config),
+        shutdown.clone(),
+        health.clone(),
+        metrics.clone(),
+    ));
+    Ok(RunningServer {
+        local_addr,
+        metrics_addr,
+        shutdown,
+        health,
+        metrics,
+        certs,
+        task,
+        reloader,
+    })
 }
 
 async fn bind(addr: SocketAddr) -> Result<TcpListener, ServerError> {

@@ -19,6 +19,7 @@ use futures::FutureExt;
 use prometheus_client::registry::Registry;
 use tokio::sync::Semaphore;
 
+use super::Config;
 use super::body::{self, BodyBudget, TooComplex};
 use super::health::Health;
 use super::metrics::{self, Metrics};
@@ -29,21 +30,47 @@ use crate::intent::ObjectRef;
 
 /// Everything a handler needs; shared behind one `Arc` (axum clones the
 /// state for every request: one reference count, not one per field).
-pub(crate) struct AppState {
-    pub engine: Arc<Engine>,
-    pub metrics: Metrics,
-    pub registry: Arc<Registry>,
-    pub health: Health,
-    pub body_limit: usize,
+pub struct AppState {
+    engine: Arc<Engine>,
+    metrics: Metrics,
+    registry: Arc<Registry>,
+    health: Health,
+    body_limit: usize,
     /// Bounds the request bodies (and their decoded form) in memory at once.
-    pub body_budget: BodyBudget,
-    pub request_timeout: Duration,
+    body_budget: BodyBudget,
+    request_timeout: Duration,
     /// Bounds concurrent admissions.
-    pub permits: Arc<Semaphore>,
+    permits: Arc<Semaphore>,
 }
 
-/// The HTTPS router: admission, health, readiness and metrics.
-pub(crate) fn webhook(state: Arc<AppState>) -> Router {
+impl AppState {
+    /// The engine behind the admission routes, the limits `config` sets,
+    /// `metrics` (registered in `registry`, which `/metrics` serves) and
+    /// the readiness switches `/readyz` reports.
+    pub fn new(
+        engine: Arc<Engine>,
+        config: &Config,
+        metrics: Metrics,
+        registry: Registry,
+        health: Health,
+    ) -> Self {
+        Self {
+            engine,
+            metrics,
+            registry: Arc::new(registry),
+            health,
+            body_limit: config.body_limit,
+            body_budget: BodyBudget::new(config.body_budget),
+            request_timeout: config.request_timeout,
+            permits: Arc::new(Semaphore::new(config.max_concurrency.max(1))),
+        }
+    }
+}
+
+/// The HTTPS routes: admission (`/validate`, `/mutate`), health, readiness
+/// and metrics. Served over TLS by [`Server`](super::Server); a plain
+/// `tower::Service`, so tests can call it without a socket.
+pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .route("/validate", post(validate))
         .route("/mutate", post(mutate))

@@ -272,7 +272,7 @@ impl Condition {
     /// `missing`; on false, what they hold is meaningless.
     ///
     /// Rules are evaluated this way once, with their explanation: a first
-    /// pass for the truth alone cost more than it saved, since among the
+    /// pass for the truth alone costs more than it saves, since among the
     /// rules whose policy applies most fire, and a rule that does not stops
     /// at its first false test.
     pub fn explain_all(

@@ -2,7 +2,7 @@
 //! snapshot and AdmissionReview bodies aimed at objects in it.
 //!
 //! ```text
-//! cargo run --release --example bench_fixtures -- PODS OUT_DIR
+//! cargo run --release -p forcegate-bench --bin bench_fixtures -- PODS OUT_DIR
 //! ```
 //!
 //! Writes `OUT_DIR/snapshot/` (kubectl-shaped JSON lists), `OUT_DIR/bodies.jsonl`
@@ -15,26 +15,16 @@
 //! allowed, no unknown facts), so the load run measures real decisions.
 //! Prints a JSON summary on stdout.
 
-#[path = "../benches/support/reviews.rs"]
-mod reviews;
-
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use anyhow::{Context, bail, ensure};
-use arc_swap::ArcSwap;
-use forcegate::admission;
-use forcegate::cleanup::NoopRecorder;
-use forcegate::cluster::SnapshotCluster;
-use forcegate::cluster::synthetic::{self, Format, KINDS, SyntheticSpec};
-use forcegate::engine::{Engine, Settings};
-use forcegate::intent;
-use forcegate::policy::PolicySet;
+use anyhow::{Context, ensure};
+use forcegate_bench::reviews::{Scenario, Targets, keep_leases_held};
+use forcegate_bench::synthetic::{self, Format, SyntheticSpec};
+use forcegate_bench::{decode_checked, shipped_policies};
 use serde_json::{Value, json};
-
-use self::reviews::{Scenario, Targets, keep_leases_held};
 
 /// Distinct targets per scenario in the load mix.
 const PER_SCENARIO: usize = 64;
@@ -65,22 +55,14 @@ fn write(pods: usize, out: &Path) -> anyhow::Result<Value> {
     let spec = SyntheticSpec::with_pods(pods);
     let mut cluster = synthetic::generate(&spec);
     keep_leases_held(&mut cluster);
-    let policies_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("policies");
-    let policies = PolicySet::load_dir(&policies_dir)
-        .map_err(|err| anyhow::anyhow!("{}: {err:?}", policies_dir.display()))?;
-    let engine = Engine::new(
-        Arc::new(ArcSwap::from_pointee(policies)),
-        Arc::new(SnapshotCluster::from_objects(cluster.objects(), KINDS)),
-        Arc::new(NoopRecorder),
-        Settings::default(),
-    );
+    let engine = forcegate_bench::engine(Arc::new(cluster.view()), shipped_policies()?);
     let targets = Targets::new(&cluster);
     let mut by_scenario = Vec::new();
     for scenario in Scenario::ALL {
         let bodies = targets.reviews(scenario, PER_SCENARIO);
         ensure!(!bodies.is_empty(), "no target for {}", scenario.name());
         for body in &bodies {
-            check(&engine, scenario, body)?;
+            decode_checked(&engine, scenario, body)?;
         }
         by_scenario.push((scenario, bodies));
     }
@@ -121,42 +103,6 @@ fn write(pods: usize, out: &Path) -> anyhow::Result<Value> {
             "inLoadMix": Scenario::LOAD_MIX.contains(s),
         })).collect::<Vec<_>>(),
     }))
-}
-
-/// The body must decode, classify, and be decided as its scenario says.
-fn check(engine: &Engine, scenario: Scenario, body: &Value) -> anyhow::Result<()> {
-    let bytes = serde_json::to_vec(body)?;
-    let request = admission::decode(&bytes)?;
-    let intent = intent::classify(&request);
-    let (facts, decision) = engine.decide(&intent, &request);
-    if !facts.unknown.is_empty() {
-        bail!(
-            "{} {}: unknown facts {:?}",
-            scenario.name(),
-            request.name,
-            facts.unknown
-        );
-    }
-    if decision.allowed != scenario.expect_allowed() {
-        bail!(
-            "{} {}: expected allowed={}, got {:?}",
-            scenario.name(),
-            request.name,
-            scenario.expect_allowed(),
-            decision.message
-        );
-    }
-    for policy in scenario.must_fire() {
-        if !decision.outcomes.iter().any(|o| *o.policy == **policy) {
-            bail!(
-                "{} {}: {policy} did not fire: {}",
-                scenario.name(),
-                request.name,
-                decision.message
-            );
-        }
-    }
-    Ok(())
 }
 
 /// One compact body per line, scenarios interleaved (a, b, c, d, a, b, ...).

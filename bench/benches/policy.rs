@@ -9,38 +9,27 @@
 //! `policy_load_dir`: parsing and compiling the shipped directory (a reload).
 
 use std::hint::black_box;
-use std::path::Path;
 use std::sync::Arc;
 
-use arc_swap::ArcSwap;
 use criterion::{Criterion, criterion_group, criterion_main};
 use forcegate::admission;
-use forcegate::cleanup::NoopRecorder;
 use forcegate::cluster::SnapshotCluster;
-use forcegate::engine::{Engine, Settings};
+use forcegate::engine::Settings;
 use forcegate::facts;
 use forcegate::intent;
 use forcegate::policy::{EvalInput, PolicySet};
+use forcegate_bench::repo_root;
 use k8s_openapi::jiff::Timestamp;
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
 fn bench(c: &mut Criterion) {
-    let policies = PolicySet::load_dir(&root().join("policies")).expect("shipped policies");
-    let cluster = SnapshotCluster::load(&[root().join("examples/cluster")]).expect("snapshot");
-    let engine = Engine::new(
-        Arc::new(ArcSwap::from_pointee(policies)),
-        Arc::new(cluster),
-        Arc::new(NoopRecorder),
-        Settings::default(),
-    );
+    let policies = forcegate_bench::shipped_policies().expect("shipped policies");
+    let cluster = SnapshotCluster::load(&[repo_root().join("examples/cluster")]).expect("snapshot");
+    let engine = forcegate_bench::engine(Arc::new(cluster), policies);
     for (name, file) in [
         ("policy_decide_denied", "force-delete-leader.json"),
         ("policy_decide_allowed", "force-delete-fenced.json"),
     ] {
-        let body = std::fs::read(root().join("examples/reviews").join(file)).expect("review");
+        let body = std::fs::read(repo_root().join("examples/reviews").join(file)).expect("review");
         let request = admission::decode(&body).expect("decodes");
         let intent = intent::classify(&request);
         let (_, decision) = engine.decide(&intent, &request);
@@ -49,8 +38,8 @@ fn bench(c: &mut Criterion) {
             b.iter(|| black_box(engine.decide(black_box(&intent), black_box(&request))))
         });
     }
-    let body =
-        std::fs::read(root().join("examples/reviews/force-delete-leader.json")).expect("review");
+    let body = std::fs::read(repo_root().join("examples/reviews/force-delete-leader.json"))
+        .expect("review");
     let request = admission::decode(&body).expect("decodes");
     let intent = intent::classify(&request);
     let now = Timestamp::now();
@@ -69,7 +58,7 @@ fn bench(c: &mut Criterion) {
         })
     });
     c.bench_function("policy_load_dir", |b| {
-        b.iter(|| black_box(PolicySet::load_dir(&root().join("policies")).expect("loads")))
+        b.iter(|| black_box(PolicySet::load_dir(&repo_root().join("policies")).expect("loads")))
     });
 }
 

@@ -10,6 +10,7 @@
 mod workloads;
 mod write;
 
+use forcegate::cluster::{Kind, Object, SnapshotCluster};
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::batch::v1::{CronJob, Job};
 use k8s_openapi::api::coordination::v1::Lease;
@@ -23,8 +24,6 @@ use k8s_openapi::jiff::Timestamp;
 
 use self::workloads::{Generator, Rng, meta, time};
 pub use self::write::{Format, write_snapshot};
-use super::kind::Kind;
-use super::object::Object;
 
 const PODS_PER_NAMESPACE: usize = 200;
 const PODS_PER_NODE: usize = 30;
@@ -100,6 +99,11 @@ impl SyntheticCluster {
             .chain(records(&self.cron_jobs))
             .chain(records(&self.slices))
             .collect()
+    }
+
+    /// The cluster as `serve` sees a snapshot of it.
+    pub fn view(&self) -> SnapshotCluster {
+        SnapshotCluster::from_objects(self.objects(), KINDS)
     }
 }
 
@@ -253,7 +257,7 @@ fn well_known(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::{ClusterView, SnapshotCluster};
+    use forcegate::cluster::ClusterView;
 
     #[test]
     fn same_spec_same_cluster_with_the_requested_pod_count() {
@@ -272,7 +276,7 @@ mod tests {
     fn well_known_pods_have_the_advertised_shape() {
         let spec = SyntheticSpec::with_pods(1_000);
         let cluster = generate(&spec);
-        let view = SnapshotCluster::from_objects(cluster.objects(), KINDS);
+        let view = cluster.view();
         let (ns, name) = &cluster.leader_pod;
         assert!(
             view.leases_held_by(ns, name).expect("known").len() == 1,

@@ -1,10 +1,11 @@
 //! A bare admission server to measure `forcegate serve` against.
 //!
 //! Same TLS (rustls/ring, the same certificate store and ALPN), same HTTP
-//! stack and settings (hyper-util auto builder, header/handshake timeouts,
-//! connection and concurrency limits, graceful drain), same flags (it parses
-//! `forcegate serve`'s own arguments and builds the server config the same
-//! way): only the handler differs. It checks the content type, reads the
+//! stack and settings (`forcegate::server::listen`, the listener `serve`
+//! runs on: hyper-util auto builder, header/handshake timeouts, connection
+//! and concurrency limits, graceful drain), same flags (it parses `forcegate
+//! serve`'s own arguments and builds the server config the same way): only
+//! the handler differs. It checks the content type, reads the
 //! body under the same limit, decodes the AdmissionReview with the same
 //! strict decoder, and answers "allowed" through the same encoder. Whatever
 //! `serve` spends beyond this is the price of deciding (classify, facts,
@@ -22,7 +23,7 @@
 //! would cost at least, however it evaluates policies.
 //!
 //! ```text
-//! cargo run --release --example baseline -- --listen 127.0.0.1:8444 --tls-dir certs
+//! cargo run --release -p forcegate-bench --bin baseline -- --listen 127.0.0.1:8444 --tls-dir certs
 //! ```
 //!
 //! Used by `bench/load.py`; not a product.
@@ -34,7 +35,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use arc_swap::ArcSwap;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -43,17 +43,15 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use clap::Parser;
 use forcegate::admission::{self, BadReview};
-use forcegate::cleanup::NoopRecorder;
 use forcegate::cli::ServeArgs;
 use forcegate::cluster::SnapshotCluster;
 use forcegate::decision::Decision;
-use forcegate::engine::{Engine, Settings};
 use forcegate::facts::{self, Needs};
 use forcegate::intent;
-use forcegate::policy::PolicySet;
-use forcegate::server::{self, Server, Shutdown};
+use forcegate::server::{self, Health, Metrics, Shutdown};
 use futures::StreamExt;
 use k8s_openapi::jiff::Timestamp;
+use prometheus_client::registry::Registry;
 use tokio::sync::Semaphore;
 
 /// The allocator `forcegate serve` runs on (see src/main.rs).
@@ -279,20 +277,18 @@ async fn run(
         .route("/healthz", get(ok))
         .route("/readyz", get(ok))
         .with_state(Arc::new(limits));
-    // The server wants an engine (for the readiness of its plain-HTTP port);
-    // an empty one: the baseline never decides.
-    let engine = Arc::new(Engine::new(
-        Arc::new(ArcSwap::from_pointee(PolicySet::default())),
-        Arc::new(SnapshotCluster::default()),
-        Arc::new(NoopRecorder),
-        Settings::default(),
-    ));
+    // The metrics the listener counts in (TLS handshakes) go unserved.
+    let metrics = Metrics::register(&mut Registry::default());
     let shutdown = Shutdown::new();
-    let running = Server::new(config, engine)
-        .with_webhook_router(router)
-        .with_shutdown(shutdown.clone())
-        .bind()
-        .await?;
+    let running = server::listen(
+        &config,
+        router.clone(),
+        router,
+        metrics,
+        Health::default(),
+        shutdown.clone(),
+    )
+    .await?;
     tracing::info!(
         listen = %running.local_addr(),
         work_iterations = work.iterations,

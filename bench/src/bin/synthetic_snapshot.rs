@@ -1,9 +1,9 @@
 //! Write a synthetic snapshot, or load one and report memory.
 //!
 //! ```text
-//! cargo run --release --example synthetic_snapshot -- write 10000 /tmp/snap-10k [json|yaml]
-//! cargo run --release --example synthetic_snapshot -- load /tmp/snap-10k
-//! cargo run --release --example synthetic_snapshot -- probe /tmp/snap-10k/pods.json
+//! cargo run --release -p forcegate-bench --bin synthetic_snapshot -- write 10000 /tmp/snap-10k [json|yaml]
+//! cargo run --release -p forcegate-bench --bin synthetic_snapshot -- load /tmp/snap-10k
+//! cargo run --release -p forcegate-bench --bin synthetic_snapshot -- probe /tmp/snap-10k/pods.json
 //! ```
 //!
 //! `load` prints the resident set size (VmRSS) and its peak (VmHWM) from
@@ -16,8 +16,8 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use forcegate::cluster::synthetic::{self, Format, SyntheticSpec};
 use forcegate::cluster::{Kind, SnapshotCluster};
+use forcegate_bench::synthetic::{self, Format, SyntheticSpec};
 
 /// Counts live heap bytes, to tell what the index holds from what the
 /// allocator keeps around (RSS).

@@ -1,7 +1,7 @@
 //! Fact lookups must not grow with cluster size: gathering the facts for a
 //! force delete at 100k pods should cost no more than 1.2× the same at 1k.
 //!
-//! `cargo bench --bench cluster`
+//! `cargo bench -p forcegate-bench --bench cluster`
 //!
 //! Besides the criterion groups, `main` first prints an interleaved
 //! comparison: both sizes timed in alternating batches, keeping the fastest
@@ -13,10 +13,10 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, criterion_group};
 use forcegate::admission::Request;
-use forcegate::cluster::synthetic::{self, KINDS, SyntheticSpec};
 use forcegate::cluster::{ClusterView, SnapshotCluster};
 use forcegate::facts;
 use forcegate::intent::{Intent, IntentKind, ObjectRef, Requester};
+use forcegate_bench::synthetic::{self, KINDS, SyntheticSpec};
 
 fn force_delete(namespace: &str, name: &str) -> (Intent, Request) {
     let target = ObjectRef {

@@ -1,16 +1,16 @@
 //! AdmissionReview bodies aimed at objects of a synthetic cluster, shaped as
 //! kube-apiserver sends them (full `oldObject`, adjusted DeleteOptions).
 //!
-//! Shared by `benches/admission.rs` and `examples/bench_fixtures.rs` (through
-//! `#[path]`) so the criterion numbers and the load run judge the same
-//! requests. Targets exist in the snapshot, so every decision is a real one:
+//! Shared by `benches/admission.rs`, `bench_fixtures` and `decision_scaling`
+//! so the criterion numbers and the load run judge the same requests. Targets exist in the snapshot, so every decision is a real one:
 //! the facts are found, the policies fire or not for the reason they say.
 
 use std::collections::HashMap;
 
-use forcegate::cluster::synthetic::SyntheticCluster;
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use serde_json::{Value, json};
+
+use crate::synthetic::SyntheticCluster;
 
 /// One kind of request in the mix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,8 +40,7 @@ impl Scenario {
         Scenario::KubeletFinalDelete,
     ];
 
-    /// The four requests of the load mix named in the benchmark issue.
-    #[allow(dead_code)]
+    /// The four requests of the load mix.
     pub const LOAD_MIX: [Scenario; 4] = [
         Scenario::LeaderForceDelete,
         Scenario::AttachedVolumeForceDelete,

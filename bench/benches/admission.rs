@@ -12,27 +12,20 @@
 //!   and reload time). 100k is skipped unless `FORCEGATE_BENCH_LOAD_100K=1`
 //!   (each iteration takes seconds).
 //!
-//! `cargo bench --bench admission` (filter with e.g. `-- decide/`).
-
-#[path = "support/reviews.rs"]
-mod reviews;
+//! `cargo bench -p forcegate-bench --bench admission` (filter with e.g. `-- decide/`).
 
 use std::hint::black_box;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use arc_swap::ArcSwap;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use forcegate::admission::{self, Request};
-use forcegate::cleanup::NoopRecorder;
-use forcegate::cluster::synthetic::{self, Format, KINDS, SyntheticCluster, SyntheticSpec};
+use forcegate::admission::Request;
 use forcegate::cluster::{Kind, SnapshotCluster};
-use forcegate::engine::{Endpoint, Engine, Settings};
+use forcegate::engine::{Endpoint, Engine};
 use forcegate::intent;
-use forcegate::policy::PolicySet;
-
-use self::reviews::{Scenario, Targets, keep_leases_held};
+use forcegate_bench::decode_checked;
+use forcegate_bench::reviews::{Scenario, Targets, keep_leases_held};
+use forcegate_bench::synthetic::{self, Format, SyntheticCluster, SyntheticSpec};
 
 /// The allocator `forcegate serve` runs on (see src/main.rs).
 #[global_allocator]
@@ -50,15 +43,8 @@ fn cluster(pods: usize) -> SyntheticCluster {
 }
 
 fn engine(cluster: &SyntheticCluster) -> Engine {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let policies = PolicySet::load_dir(&root.join("policies")).expect("shipped policies load");
-    let view = SnapshotCluster::from_objects(cluster.objects(), KINDS);
-    Engine::new(
-        Arc::new(ArcSwap::from_pointee(policies)),
-        Arc::new(view),
-        Arc::new(NoopRecorder),
-        Settings::default(),
-    )
+    let policies = forcegate_bench::shipped_policies().expect("shipped policies load");
+    forcegate_bench::engine(Arc::new(cluster.view()), policies)
 }
 
 /// Decoded requests of `scenario`, each checked to take the expected path.
@@ -67,32 +53,9 @@ fn requests(engine: &Engine, cluster: &SyntheticCluster, scenario: Scenario) -> 
     assert!(!bodies.is_empty(), "no target for {scenario:?}");
     bodies
         .iter()
-        .map(|body| {
-            let bytes = serde_json::to_vec(body).expect("serializes");
-            let request = admission::decode(&bytes).expect("decodes");
-            let intent = intent::classify(&request);
-            let (facts, decision) = engine.decide(&intent, &request);
-            assert!(
-                facts.unknown.is_empty(),
-                "{scenario:?}: {:?}",
-                facts.unknown
-            );
-            assert_eq!(
-                decision.allowed,
-                scenario.expect_allowed(),
-                "{scenario:?} {}: {}",
-                request.name,
-                decision.message
-            );
-            for policy in scenario.must_fire() {
-                assert!(
-                    decision.outcomes.iter().any(|o| *o.policy == **policy),
-                    "{scenario:?} {}: {policy} did not fire: {}",
-                    request.name,
-                    decision.message
-                );
-            }
-            request
+        .map(|body| match decode_checked(engine, scenario, body) {
+            Ok((_, request)) => request,
+            Err(err) => panic!("{err:#}"),
         })
         .collect()
 }

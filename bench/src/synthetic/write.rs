@@ -3,10 +3,10 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use forcegate::cluster::Kind;
 use serde_json::Value;
 
 use super::{KINDS, SyntheticCluster};
-use crate::cluster::kind::Kind;
 
 /// On-disk format of a written snapshot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 //! someone else's build hits all sizes alike; the median round is reported.
 //!
 //! ```text
-//! cargo run --release --example decision_scaling -- [ROUNDS] [PODS,PODS,...] [SCENARIO,...]
+//! cargo run --release -p forcegate-bench --bin decision_scaling -- [ROUNDS] [PODS,PODS,...] [SCENARIO,...]
 //! ```
 //!
 //! Naming scenarios (e.g. `force_delete_leader`) times only those, which
@@ -19,28 +19,21 @@
 //! JSON: `{"rounds": R, "decide_ns": {scenario: {pods: median ns}}}`.
 //! `benches/admission.rs` measures the same with criterion, per size.
 
-#[path = "../benches/support/reviews.rs"]
-mod reviews;
-
 use std::collections::BTreeMap;
 use std::hint::black_box;
-use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::{anyhow, ensure};
-use arc_swap::ArcSwap;
+use anyhow::ensure;
 use forcegate::admission::{self, Request};
-use forcegate::cleanup::NoopRecorder;
-use forcegate::cluster::SnapshotCluster;
-use forcegate::cluster::synthetic::{self, KINDS, SyntheticSpec};
-use forcegate::engine::{Engine, Settings};
+use forcegate::engine::Engine;
 use forcegate::intent;
 use forcegate::policy::PolicySet;
+use forcegate_bench::reviews::{Scenario, Targets, keep_leases_held};
+use forcegate_bench::synthetic::{self, SyntheticSpec};
+use forcegate_bench::{decode_checked, shipped_policies};
 use serde_json::json;
-
-use self::reviews::{Scenario, Targets, keep_leases_held};
 
 /// The allocator `forcegate serve` runs on (see src/main.rs).
 #[global_allocator]
@@ -92,43 +85,15 @@ struct Subject {
 fn subject(pods: usize, policies: &PolicySet, scenarios: &[Scenario]) -> anyhow::Result<Subject> {
     let mut cluster = synthetic::generate(&SyntheticSpec::with_pods(pods));
     keep_leases_held(&mut cluster);
-    let engine = Engine::new(
-        Arc::new(ArcSwap::from_pointee(policies.clone())),
-        Arc::new(SnapshotCluster::from_objects(cluster.objects(), KINDS)),
-        Arc::new(NoopRecorder),
-        Settings::default(),
-    );
+    let engine = forcegate_bench::engine(Arc::new(cluster.view()), policies.clone());
     let targets = Targets::new(&cluster);
     let mut requests = Vec::new();
     let mut bodies = Vec::new();
     for &scenario in scenarios {
         let mut decoded = Vec::new();
         for body in targets.reviews(scenario, TARGETS) {
-            let bytes = serde_json::to_vec(&body)?;
-            let request = admission::decode(&bytes)?;
+            let (bytes, request) = decode_checked(&engine, scenario, &body)?;
             bodies.push(bytes);
-            let (facts, decision) = engine.decide(&intent::classify(&request), &request);
-            ensure!(
-                facts.unknown.is_empty(),
-                "{}: {:?}",
-                scenario.name(),
-                facts.unknown
-            );
-            ensure!(
-                decision.allowed == scenario.expect_allowed(),
-                "{} {}: {}",
-                scenario.name(),
-                request.name,
-                decision.message
-            );
-            for policy in scenario.must_fire() {
-                ensure!(
-                    decision.outcomes.iter().any(|o| *o.policy == **policy),
-                    "{} {}: {policy} did not fire",
-                    scenario.name(),
-                    request.name
-                );
-            }
             decoded.push(request);
         }
         ensure!(!decoded.is_empty(), "no target for {}", scenario.name());
@@ -147,9 +112,7 @@ fn measure(
     sizes: &[usize],
     scenarios: &[Scenario],
 ) -> anyhow::Result<serde_json::Value> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("policies");
-    let policies =
-        PolicySet::load_dir(&dir).map_err(|err| anyhow!("{}: {err:?}", dir.display()))?;
+    let policies = shipped_policies()?;
     let mut subjects: Vec<Subject> = sizes
         .iter()
         .map(|&pods| subject(pods, &policies, scenarios))
