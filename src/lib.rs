@@ -18,3 +18,4 @@ pub mod record_name;
 pub mod server;
 pub mod telemetry;
 pub mod testsuite;
+pub mod tlsmgr;

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 
 mod certs;
 mod lint;
@@ -28,7 +28,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the admission webhook server.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Decide AdmissionReview requests offline and print the responses.
     Review(ReviewArgs),
     /// Run policy test suites (the PR check).
@@ -71,6 +71,33 @@ pub struct ServeArgs {
     /// Directory with tls.crt and tls.key (a mounted Secret); dev certs are created when missing.
     #[arg(long, env = "FORCEGATE_TLS_DIR", default_value = "certs")]
     pub tls_dir: PathBuf,
+    /// Keep the webhook CA and serving pair in Secrets <service>-ca and
+    /// <service>-tls and the caBundle in forcegate's webhook configurations,
+    /// renewed ahead of expiry (needs --cluster kube; --tls-dir is unused).
+    #[arg(
+        long,
+        env = "FORCEGATE_MANAGE_CERTS",
+        action = ArgAction::Set,
+        num_args = 0..=1,
+        default_value_t = false,
+        default_missing_value = "true"
+    )]
+    pub manage_certs: bool,
+    /// The Service the API server calls: named in the certificate and in
+    /// the Secrets of --manage-certs.
+    #[arg(long, env = "FORCEGATE_SERVICE", default_value = "forcegate")]
+    pub service: String,
+    /// Label selector of forcegate's own webhook configurations, whose
+    /// caBundle --manage-certs writes and readiness checks.
+    #[arg(
+        long,
+        env = "FORCEGATE_WEBHOOK_SELECTOR",
+        default_value = "app.kubernetes.io/name=forcegate"
+    )]
+    pub webhook_selector: String,
+    /// With --manage-certs: check the certificates at least this often (seconds).
+    #[arg(long, value_parser = humantime_secs, default_value = "43200")]
+    pub cert_check_interval: Duration,
     /// Policy directory, watched and hot-reloaded.
     #[arg(long, env = "FORCEGATE_POLICIES", default_value = "policies")]
     pub policies: PathBuf,
@@ -190,7 +217,7 @@ fn humantime_secs(s: &str) -> Result<Duration, String> {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve(args) => serve::run(args),
+        Command::Serve(args) => serve::run(*args),
         Command::Review(args) => review::run(args),
         Command::Test(args) => test::run(args),
         Command::Lint(args) => lint::run(args),

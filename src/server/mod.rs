@@ -125,7 +125,11 @@ pub struct Server {
     health: Health,
     shutdown: Shutdown,
     webhook_router: Option<axum::Router>,
+    pem: Option<PemPair>,
 }
+
+/// A serving pair given as bytes: where it came from, certificate, key.
+type PemPair = (String, Vec<u8>, Vec<u8>);
 
 impl Server {
     pub fn new(config: Config, engine: Arc<Engine>) -> Self {
@@ -136,7 +140,16 @@ impl Server {
             health: Health::default(),
             shutdown: Shutdown::new(),
             webhook_router: None,
+            pem: None,
         }
+    }
+
+    /// Serve this pair (PEM) instead of reading `tls_dir`; the caller feeds
+    /// later pairs through [`RunningServer::cert_store`] (the Secret watch
+    /// of `--manage-certs`).
+    pub fn with_certificate_pem(mut self, source: &str, cert: Vec<u8>, key: Vec<u8>) -> Self {
+        self.pem = Some((source.to_owned(), cert, key));
+        self
     }
 
     /// Serve `router` on the HTTPS port instead of the admission routes,
@@ -176,9 +189,16 @@ impl Server {
             health,
             shutdown,
             webhook_router,
+            pem,
         } = self;
+        let from_dir = pem.is_none();
         let metrics = Metrics::register(&mut registry);
-        let certs = CertStore::load(&config.tls_dir, metrics.tls.clone())?;
+        let certs = match pem {
+            Some((source, cert, key)) => {
+                CertStore::from_pem(&source, cert, key, metrics.tls.clone())?
+            }
+            None => CertStore::load(&config.tls_dir, metrics.tls.clone())?,
+        };
         let tls_config = certs.server_config()?;
         let webhook = bind(config.listen).await?;
         let local_addr = local_addr_of(&webhook, config.listen)?;
@@ -190,12 +210,15 @@ impl Server {
             (Some(listener), Some(addr)) => Some(local_addr_of(listener, addr)?),
             _ => None,
         };
-        let reloader = tls::watch(
-            certs.clone(),
-            config.reload_debounce,
-            config.reload_poll,
-            shutdown.clone(),
-        )?;
+        let reloader = match from_dir {
+            true => Some(tls::watch(
+                certs.clone(),
+                config.reload_debounce,
+                config.reload_poll,
+                shutdown.clone(),
+            )?),
+            false => None,
+        };
         let state = Arc::new(routes::AppState {
             engine,
             metrics: metrics.clone(),
@@ -258,7 +281,8 @@ pub struct RunningServer {
     metrics: Metrics,
     certs: Arc<CertStore>,
     task: JoinHandle<Drained>,
-    reloader: JoinHandle<()>,
+    /// The directory watch; `None` when the caller feeds pairs.
+    reloader: Option<JoinHandle<()>>,
 }
 
 impl RunningServer {
@@ -303,7 +327,9 @@ impl RunningServer {
                 failed: true,
             }
         });
-        self.reloader.abort();
+        if let Some(reloader) = self.reloader {
+            reloader.abort();
+        }
         drained
     }
 
