@@ -115,7 +115,10 @@ fn the_bundle_keeps_earlier_cas_until_they_expire() {
     assert_eq!(bundle, vec![new.clone(), old.clone()]);
     // Once the old CA has expired it leaves the bundle.
     let later = now() + 31 * DAY;
-    assert_eq!(trust_bundle(&new, std::slice::from_ref(&old), later), vec![new.clone()]);
+    assert_eq!(
+        trust_bundle(&new, std::slice::from_ref(&old), later),
+        vec![new.clone()]
+    );
     assert_eq!(
         next_due(&[&new, &old], window(0)),
         Some(old.not_after - 90 * DAY)
