@@ -6,87 +6,15 @@
 //! (the differences are listed here), the copies of shared files have not
 //! drifted, and the versions follow Cargo.toml.
 //!
-//! helm is built from the Go module proxy by `tests/tools/build.sh helm`
-//! (cached under target/tools/).
+//! helm comes from tests/chart_support (built from the Go module proxy).
+
+mod chart_support;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::OnceLock;
 
+use chart_support::{chart, objects, render, root, run_helm};
 use forcegate::intent::actors;
 use serde_json::{Value, json};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn chart() -> PathBuf {
-    root().join("charts/forcegate")
-}
-
-fn helm() -> &'static Path {
-    static HELM: OnceLock<PathBuf> = OnceLock::new();
-    HELM.get_or_init(|| {
-        let out = Command::new("bash")
-            .arg(root().join("tests/tools/build.sh"))
-            .arg("helm")
-            .output()
-            .expect("runs tests/tools/build.sh");
-        assert!(
-            out.status.success(),
-            "tests/tools/build.sh helm failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let bin = stdout.lines().last().expect("bin directory").trim();
-        PathBuf::from(bin).join("helm")
-    })
-}
-
-fn run_helm(args: &[&str]) -> (bool, String) {
-    let out = Command::new(helm())
-        .args(args)
-        .env(
-            "HELM_CACHE_HOME",
-            root().join("target/tools/helm-home/cache"),
-        )
-        .env(
-            "HELM_CONFIG_HOME",
-            root().join("target/tools/helm-home/config"),
-        )
-        .env("HELM_DATA_HOME", root().join("target/tools/helm-home/data"))
-        .output()
-        .expect("runs helm");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
-}
-
-/// `helm template forcegate charts/forcegate -n forcegate <set>...`, one
-/// value per object.
-fn render(set: &[&str]) -> Vec<Value> {
-    let chart = chart();
-    let mut args = vec![
-        "template",
-        "forcegate",
-        chart.to_str().expect("UTF-8 path"),
-        "-n",
-        "forcegate",
-    ];
-    for value in set {
-        args.extend(["--set", value]);
-    }
-    let (ok, text) = run_helm(&args);
-    assert!(ok, "helm template failed:\n{text}");
-    text.split("\n---")
-        .filter_map(|doc| serde_saphyr::from_str::<Value>(doc).ok())
-        .filter(|doc| doc.get("kind").is_some())
-        .collect()
-}
 
 fn find<'a>(objects: &'a [Value], kind: &str) -> &'a Value {
     objects
@@ -102,20 +30,16 @@ fn base(file: &str) -> Value {
 
 fn base_objects() -> Vec<Value> {
     let dir = root().join("manifests");
-    let mut objects = Vec::new();
+    let mut found = Vec::new();
     for entry in std::fs::read_dir(&dir).expect("manifests/").flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
         if !name.ends_with(".yaml") || name == "kustomization.yaml" {
             continue;
         }
         let text = std::fs::read_to_string(entry.path()).expect("readable");
-        objects.extend(
-            text.split("\n---")
-                .filter_map(|doc| serde_saphyr::from_str::<Value>(doc).ok())
-                .filter(|doc| doc.get("kind").is_some()),
-        );
+        found.extend(objects(&text));
     }
-    objects
+    found
 }
 
 /// Expressions compared with whitespace folded (YAML `>-` vs one line).

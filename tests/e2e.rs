@@ -19,6 +19,8 @@
 //! Teardown: the cluster launcher and the forcegate wrapper both stop when
 //! this process exits, however it exits (their stdin pipes close).
 
+#[path = "chart_support/mod.rs"]
+mod chart_support;
 #[path = "e2e/fixtures.rs"]
 mod fixtures;
 #[path = "e2e/harness.rs"]
@@ -34,6 +36,10 @@ mod setup;
 #[path = "e2e/storage.rs"]
 mod storage;
 
+#[path = "e2e/certs.rs"]
+mod certs;
+#[path = "e2e/chart.rs"]
+mod chart;
 #[path = "e2e/eviction.rs"]
 mod eviction;
 #[path = "e2e/finalizers.rs"]

@@ -23,8 +23,10 @@ impl Cert {
         Ok(Self { der, not_after })
     }
 
+    /// PEM with LF line ends, as rcgen writes the certificates it issues.
     pub fn pem(&self) -> String {
-        pem::encode(&pem::Pem::new("CERTIFICATE", self.der.clone()))
+        let config = pem::EncodeConfig::new().set_line_ending(pem::LineEnding::LF);
+        pem::encode_config(&pem::Pem::new("CERTIFICATE", self.der.clone()), config)
     }
 
     fn parsed(&self) -> Option<X509Certificate<'_>> {

@@ -199,8 +199,9 @@ impl Reconciler {
                 Err(reason) => reason,
             },
         };
-        if !settle.is_zero() {
-            // The API servers pick up the new caBundle from their own watch.
+        if stored.is_some() && !settle.is_zero() {
+            // The API servers pick up the new caBundle from their own watch
+            // before a pair they would not have trusted is served.
             tokio::time::sleep(settle).await;
         }
         let leaf =
