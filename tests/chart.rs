@@ -13,7 +13,7 @@ mod chart_support;
 use std::collections::{BTreeMap, BTreeSet};
 
 use chart_support::{chart, objects, render, root, run_helm};
-use forcegate::intent::actors;
+use forcegate::intent::{actors, match_conditions};
 use serde_json::{Value, json};
 
 fn find<'a>(objects: &'a [Value], kind: &str) -> &'a Value {
@@ -132,20 +132,7 @@ fn trusted_users_default_to_the_classification() {
     let text = std::fs::read_to_string(chart().join("values.yaml")).expect("values.yaml");
     let values: Value = serde_saphyr::from_str(&text).expect("values.yaml parses");
     let users = &values["trustedUsers"];
-    let pairs = |owners: &[actors::FinalizerOwner]| {
-        let mut pairs: Vec<String> = Vec::new();
-        for owner in owners {
-            for user in owner.users {
-                for finalizer in owner.finalizers {
-                    let pair = format!("{user} {finalizer}");
-                    if !pairs.contains(&pair) {
-                        pairs.push(pair);
-                    }
-                }
-            }
-        }
-        json!(pairs)
-    };
+    let pairs = |owners: &[actors::FinalizerOwner]| json!(match_conditions::owned_pairs(owners));
     assert_eq!(users["podDeleters"], json!(actors::POD_DELETERS));
     assert_eq!(
         users["podStatusFinishers"],

@@ -31,6 +31,8 @@ mod kubectl;
 mod overlay;
 #[path = "e2e/process.rs"]
 mod process;
+#[path = "e2e/release.rs"]
+mod release;
 #[path = "e2e/setup.rs"]
 mod setup;
 #[path = "e2e/storage.rs"]

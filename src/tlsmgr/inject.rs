@@ -76,25 +76,22 @@ trait Configuration:
     fn entries(&mut self) -> Vec<(&str, &mut WebhookClientConfig)>;
 }
 
-impl Configuration for ValidatingWebhookConfiguration {
-    fn entries(&mut self) -> Vec<(&str, &mut WebhookClientConfig)> {
-        self.webhooks
-            .iter_mut()
-            .flatten()
-            .map(|w| (w.name.as_str(), &mut w.client_config))
-            .collect()
-    }
+/// Both kinds hold `webhooks[].name` and `webhooks[].clientConfig`.
+macro_rules! configuration {
+    ($($kind:ty),*) => {$(
+        impl Configuration for $kind {
+            fn entries(&mut self) -> Vec<(&str, &mut WebhookClientConfig)> {
+                self.webhooks
+                    .iter_mut()
+                    .flatten()
+                    .map(|w| (w.name.as_str(), &mut w.client_config))
+                    .collect()
+            }
+        }
+    )*};
 }
 
-impl Configuration for MutatingWebhookConfiguration {
-    fn entries(&mut self) -> Vec<(&str, &mut WebhookClientConfig)> {
-        self.webhooks
-            .iter_mut()
-            .flatten()
-            .map(|w| (w.name.as_str(), &mut w.client_config))
-            .collect()
-    }
-}
+configuration!(ValidatingWebhookConfiguration, MutatingWebhookConfiguration);
 
 async fn pass<K: Configuration>(
     client: &Client,

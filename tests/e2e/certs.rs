@@ -1,292 +1,28 @@
 //! Self-managed certificates (`serve --manage-certs`) on the real API
-//! server. Each test installs the chart's ServiceAccount and RBAC as its own
-//! release in its own namespace, registers the chart's webhook
-//! configurations with `url:` pointing at a forcegate process on the host
-//! (webhook names prefixed with the release, rules limited to the test's
-//! namespace by namespaceSelector, so nothing else is gated by them), and
-//! removes all of it again, webhooks first.
+//! server, each test with its own chart release (tests/e2e/release.rs):
+//! Secrets created and the caBundle injected, a forced CA rotation under
+//! load, two writers at once, and a Secret forcegate did not create.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use base64::Engine as _;
-use forcegate::tlsmgr::authority::{Cert, certificates};
 use serde_json::{Value, json};
 
-use crate::chart_support::{objects, template};
-use crate::fixtures::{NodeState, PodSpec, Scene, denied_by};
-use crate::force_delete::leader;
-use crate::harness::{Harness, free_port, harness, http_get, read_from, tail};
-use crate::kubectl::{Kubectl, Run, eventually, parse};
-use crate::process::{self, Tied};
-use crate::setup::token_kubeconfig;
-
-const READY: Duration = Duration::from_secs(90);
-const WEBHOOK_KINDS: [&str; 2] = [
-    "ValidatingWebhookConfiguration",
-    "MutatingWebhookConfiguration",
-];
-
-/// The chart as release `fgc-<name>` in namespace `fgc-<name>`.
-struct Install {
-    h: &'static Harness,
-    release: String,
-    fullname: String,
-    /// `--service=` and `--webhook-selector=` of the rendered Deployment.
-    args: Vec<String>,
-    kubeconfig: PathBuf,
-    rbac: Value,
-    webhooks: Vec<Value>,
-}
-
-impl Install {
-    fn new(h: &'static Harness, name: &str) -> Install {
-        let release = format!("fgc-{name}");
-        h.admin.ok(&["create", "namespace", &release]);
-        let rendered = objects(&template(&release, &release, &[]));
-        let of = |kinds: &[&str]| -> Vec<Value> {
-            rendered
-                .iter()
-                .filter(|o| kinds.iter().any(|k| o["kind"] == *k))
-                .cloned()
-                .collect()
-        };
-        let deployment = &of(&["Deployment"])[0];
-        let fullname = deployment["metadata"]["name"]
-            .as_str()
-            .expect("name")
-            .to_owned();
-        let args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
-            .as_array()
-            .expect("args")
-            .iter()
-            .filter_map(Value::as_str)
-            .filter(|a| a.starts_with("--service=") || a.starts_with("--webhook-selector="))
-            .map(str::to_owned)
-            .collect();
-        let rbac = json!({
-            "apiVersion": "v1",
-            "kind": "List",
-            "items": of(&["ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"]),
-        });
-        h.admin.ok_stdin(&["apply", "-f", "-"], &rbac.to_string());
-        let kubeconfig = token_kubeconfig(
-            &h.admin,
-            &release,
-            &fullname,
-            &h.work.join(format!("{release}.kubeconfig")),
-        )
-        .expect("a token for the chart's ServiceAccount");
-        Install {
-            h,
-            release,
-            fullname,
-            args,
-            kubeconfig,
-            rbac,
-            webhooks: of(&WEBHOOK_KINDS),
-        }
-    }
-
-    /// Register the chart's webhooks, calling `port` and gating only `only`.
-    fn register(&self, port: u16, only: &str) {
-        let mut configs = self.webhooks.clone();
-        for config in &mut configs {
-            let path = match config["kind"] == "ValidatingWebhookConfiguration" {
-                true => "/validate",
-                false => "/mutate",
-            };
-            for webhook in config["webhooks"].as_array_mut().expect("webhooks") {
-                let name = format!(
-                    "{}.{}",
-                    self.release,
-                    webhook["name"].as_str().expect("name")
-                );
-                webhook["name"] = json!(name);
-                webhook["clientConfig"] = json!({"url": format!("https://127.0.0.1:{port}{path}")});
-                webhook["namespaceSelector"] =
-                    json!({"matchLabels": {"kubernetes.io/metadata.name": only}});
-            }
-        }
-        let list = json!({"apiVersion": "v1", "kind": "List", "items": configs});
-        self.h
-            .admin
-            .ok_stdin(&["apply", "-f", "-"], &list.to_string());
-    }
-
-    fn webhook(&self, name: &str) -> String {
-        format!("{}.{name}", self.release)
-    }
-
-    /// `forcegate serve --manage-certs` as the chart's ServiceAccount.
-    fn start(&self, identity: &str, port: u16) -> Forcegate {
-        let metrics_port = free_port().expect("a free port");
-        let log = self.h.work.join(format!("{identity}.log"));
-        let file = std::fs::File::create(&log).expect("log file");
-        let mut command = process::tied_wrapper(Path::new(env!("CARGO_BIN_EXE_forcegate")));
-        process::without_proxy(&mut command)
-            .args(["serve", "--cluster", "kube", "--manage-certs"])
-            .arg(format!("--listen=127.0.0.1:{port}"))
-            .arg(format!("--metrics-listen=127.0.0.1:{metrics_port}"))
-            .args(&self.args)
-            .arg(format!(
-                "--policies={}",
-                self.h.root.join("policies").display()
-            ))
-            .arg("--shutdown-timeout=5")
-            .current_dir(&self.h.work)
-            .env("KUBECONFIG", &self.kubeconfig)
-            .env("POD_NAMESPACE", &self.release)
-            .env("POD_NAME", identity)
-            .env("RUST_LOG", "warn,forcegate=info")
-            .stdout(file.try_clone().expect("log file"))
-            .stderr(file);
-        let process = Tied::spawn(identity, &mut command).expect("spawns forcegate");
-        Forcegate {
-            process: Some(process),
-            log,
-            metrics_port,
-        }
-    }
-
-    fn secret(&self, suffix: &str) -> Option<Value> {
-        let name = format!("{}-{suffix}", self.fullname);
-        self.h.admin.get(&["-n", &self.release, "secret", &name])
-    }
-
-    fn live_webhooks(&self) -> Vec<Value> {
-        WEBHOOK_KINDS
-            .iter()
-            .map(|kind| {
-                let name = format!("{}/{}", kind.to_lowercase(), self.fullname);
-                parse(&self.h.admin.ok(&["get", &name, "-o", "json"]))
-            })
-            .collect()
-    }
-}
-
-impl Drop for Install {
-    fn drop(&mut self) {
-        // Webhooks first: nothing may be left that calls a stopped process.
-        let selector = format!("app.kubernetes.io/instance={}", self.release);
-        let kinds = "validatingwebhookconfigurations,mutatingwebhookconfigurations";
-        let run = self.h.admin.run(&["delete", kinds, "-l", &selector]);
-        if !run.success() {
-            eprintln!(
-                "e2e: removing {}'s webhooks failed:\n{}",
-                self.release,
-                run.describe()
-            );
-        }
-        let rbac = self.rbac.to_string();
-        let _ = self.h.admin.run_stdin(
-            &["delete", "--ignore-not-found", "--wait=false", "-f", "-"],
-            &rbac,
-        );
-        let _ = self
-            .h
-            .admin
-            .run(&["delete", "namespace", &self.release, "--wait=false"]);
-    }
-}
-
-struct Forcegate {
-    process: Option<Tied>,
-    log: PathBuf,
-    metrics_port: u16,
-}
-
-impl Forcegate {
-    fn wait_ready(&mut self) {
-        let deadline = Instant::now() + READY;
-        let mut last: String;
-        loop {
-            match http_get(self.metrics_port, "/readyz") {
-                Ok((200, _)) => return,
-                Ok((status, body)) => last = format!("HTTP {status}: {body}"),
-                Err(err) => last = err.to_string(),
-            }
-            let exited = self.process.as_mut().and_then(Tied::exited);
-            assert!(
-                exited.is_none(),
-                "forcegate exited ({exited:?}):\n{}",
-                self.log_tail()
-            );
-            assert!(
-                Instant::now() < deadline,
-                "forcegate not ready after {READY:?} (last /readyz: {last}):\n{}",
-                self.log_tail()
-            );
-            thread::sleep(Duration::from_millis(200));
-        }
-    }
-
-    fn log_tail(&self) -> String {
-        tail(&read_from(&self.log, 0), 40)
-    }
-
-    /// Sum of the samples of `family` whose labels contain every `labels`.
-    fn metric(&self, family: &str, labels: &[&str]) -> f64 {
-        let (_, text) = http_get(self.metrics_port, "/metrics").expect("/metrics");
-        text.lines()
-            .filter(|l| l.starts_with(family) && labels.iter().all(|want| l.contains(want)))
-            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-            .sum()
-    }
-}
-
-impl Drop for Forcegate {
-    fn drop(&mut self) {
-        if let Some(process) = self.process.take() {
-            let _ = process.stop(Duration::from_secs(20));
-        }
-    }
-}
-
-fn data(secret: &Value, key: &str) -> Vec<u8> {
-    let encoded = secret["data"][key].as_str().unwrap_or_default();
-    base64::engine::general_purpose::STANDARD
-        .decode(encoded)
-        .unwrap_or_default()
-}
-
-fn certs(pem: &[u8]) -> Vec<Cert> {
-    certificates(pem).expect("PEM certificates")
-}
-
-fn resource_version(object: &Value) -> u64 {
-    object["metadata"]["resourceVersion"]
-        .as_str()
-        .and_then(|rv| rv.parse().ok())
-        .expect("numeric resourceVersion")
-}
-
-fn force_delete_dry_run(kubectl: &Kubectl, ns: &str, pod: &str) -> Run {
-    kubectl.run(&[
-        "-n",
-        ns,
-        "delete",
-        "pod",
-        pod,
-        "--force",
-        "--grace-period=0",
-        "--wait=false",
-        "--dry-run=server",
-    ])
-}
-
+use crate::fixtures::{NodeState, PodSpec, denied_by};
+use crate::force_delete::{force_delete, leader};
+use crate::harness::{free_port, harness, http_get, read_from, tail};
+use crate::kubectl::eventually;
+use crate::release::{
+    Forcegate, Install, ca_bundle, certs, data, force_delete_dry_run, installed, resource_version,
+};
 #[test]
 fn forcegate_creates_its_secrets_injects_the_ca_bundle_and_is_called() {
     let h = harness();
     let _running = h.shared();
-    let scene = Scene::new(h, "certs-deny");
-    let install = Install::new(h, "deny");
-    let port = free_port().expect("a free port");
-    install.register(port, &scene.ns);
+    let (scene, install, port) = installed(h, "deny");
     let mut forcegate = install.start("fgc-deny-a", port);
     forcegate.wait_ready();
 
@@ -305,30 +41,15 @@ fn forcegate_creates_its_secrets_injects_the_ca_bundle_and_is_called() {
     assert!(certs(&data(&tls, "tls.crt"))[0].signed_by(&bundle[0]));
     for config in install.live_webhooks() {
         for webhook in config["webhooks"].as_array().expect("webhooks") {
-            let injected = webhook["clientConfig"]["caBundle"]
-                .as_str()
-                .unwrap_or_default();
-            let injected = base64::engine::general_purpose::STANDARD
-                .decode(injected)
-                .expect("base64");
-            assert_eq!(certs(&injected), bundle, "{}", webhook["name"]);
+            assert_eq!(ca_bundle(webhook), bundle, "{}", webhook["name"]);
         }
     }
 
     leader(&scene);
     let mine = install.webhook("force-delete.pods.forcegate.dev");
-    scene.until_forcegate_sees(
-        &[
-            "delete",
-            "pod",
-            "db-0",
-            "--force",
-            "--grace-period=0",
-            "--wait=false",
-            "--dry-run=server",
-        ],
-        |run| denied_by(run, &mine, "statefulset-leader"),
-    );
+    scene.until_forcegate_sees(&force_delete("db-0", &["--dry-run=server"]), |run| {
+        denied_by(run, &mine, "statefulset-leader")
+    });
     let denied = forcegate.metric(
         "forcegate_admission_requests_total",
         &["endpoint=\"validate\"", "decision=\"denied\""],
@@ -338,14 +59,7 @@ fn forcegate_creates_its_secrets_injects_the_ca_bundle_and_is_called() {
         "forcegate counted no denial:\n{}",
         forcegate.log_tail()
     );
-    let run = scene.run(&[
-        "delete",
-        "pod",
-        "db-0",
-        "--force",
-        "--grace-period=0",
-        "--wait=false",
-    ]);
+    let run = scene.run(&force_delete("db-0", &[]));
     assert!(
         !run.success()
             && run
@@ -361,10 +75,7 @@ fn forcegate_creates_its_secrets_injects_the_ca_bundle_and_is_called() {
 fn a_forced_ca_rotation_under_a_stream_of_force_deletes_fails_no_call() {
     let h = harness();
     let _running = h.shared();
-    let scene = Scene::new(h, "certs-rotate");
-    let install = Install::new(h, "rotate");
-    let port = free_port().expect("a free port");
-    install.register(port, &scene.ns);
+    let (scene, install, port) = installed(h, "rotate");
     let mut forcegate = install.start("fgc-rotate-a", port);
     forcegate.wait_ready();
     // A fenced node: the force delete is allowed, so any failed call shows.
@@ -449,15 +160,8 @@ fn a_forced_ca_rotation_under_a_stream_of_force_deletes_fails_no_call() {
             "bundle after the pair"
         );
         for webhook in config["webhooks"].as_array().expect("webhooks") {
-            let bundle = base64::engine::general_purpose::STANDARD
-                .decode(
-                    webhook["clientConfig"]["caBundle"]
-                        .as_str()
-                        .unwrap_or_default(),
-                )
-                .expect("base64");
             assert_eq!(
-                certs(&bundle),
+                ca_bundle(webhook),
                 vec![new_ca.clone(), old_ca.clone()],
                 "{}",
                 webhook["name"]
@@ -470,10 +174,7 @@ fn a_forced_ca_rotation_under_a_stream_of_force_deletes_fails_no_call() {
 fn two_processes_started_at_once_write_one_ca_and_one_pair() {
     let h = harness();
     let _running = h.shared();
-    let scene = Scene::new(h, "certs-pair");
-    let install = Install::new(h, "pair");
-    let port = free_port().expect("a free port");
-    install.register(port, &scene.ns);
+    let (_scene, install, port) = installed(h, "pair");
     let watch = {
         let ns = install.release.clone();
         thread::spawn(move || {

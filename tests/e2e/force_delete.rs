@@ -29,7 +29,7 @@ pub fn leader(scene: &Scene) -> (String, String) {
     (node, uid)
 }
 
-fn force_delete<'a>(pod: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+pub fn force_delete<'a>(pod: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![
         "delete",
         "pod",
