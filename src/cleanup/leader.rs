@@ -1,9 +1,9 @@
 //! Leader election over a `coordination.k8s.io/v1` Lease, client-go style.
 //!
-//! One replica acts at a time (the verifier; the certificate manager). The holder renews every
-//! `retry_period`; it steps down when it has not renewed for
-//! `renew_deadline` (shorter than `lease_duration`, so it stops before anyone
-//! may take over). A candidate takes over when the record has not changed for
+//! One replica acts at a time (the verifier, and the certificate manager on
+//! a Lease of its own). The holder renews every `retry_period`; it steps
+//! down when it has not renewed for `renew_deadline` (shorter than
+//! `lease_duration`, so it stops before anyone may take over). A candidate takes over when the record has not changed for
 //! `lease_duration` of *its own* monotonic clock, as client-go does, so clock
 //! skew between replicas cannot cause two leaders. Writes carry the
 //! resourceVersion read, so two candidates cannot both win.

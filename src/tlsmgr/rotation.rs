@@ -11,14 +11,16 @@
 //! Every write is compare-and-swap, so a pass that loses a race starts
 //! over from a fresh read instead of overwriting.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
+use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use kube::{Api, Client};
 
 use super::authority::{
-    Cert, Window, bundle_pem, ca_renewal, certificates, first_certificate, leaf_renewal, next_due,
-    trust_bundle,
+    Cert, Renewal, Window, bundle_pem, ca_renewal, certificates, first_certificate, leaf_renewal,
+    next_due, trust_bundle,
 };
 use super::inject::{self, Target};
 use super::secrets::{self, Owned, Role, Written, contents};
@@ -102,32 +104,14 @@ impl Reconciler {
         let window = self.window();
         let Some(stored) = secrets::read(&self.secrets, &settings.ca_secret, Role::Ca).await?
         else {
-            let authority =
-                Authority::generate(&settings.service, &settings.namespace, settings.ca_days)?;
-            let cert = parsed(&authority.cert_pem(), &settings.ca_secret)?;
-            let bundle = vec![cert.clone()];
-            let data = contents(
-                &authority.cert_pem(),
-                authority.key_pem(),
-                &bundle_pem(&bundle),
-            );
-            let written = secrets::create(
-                &self.secrets,
-                &settings.namespace,
-                &settings.ca_secret,
-                Role::Ca,
-                data,
-            )
-            .await?;
+            let (ca, data) = self.fresh_ca(&[], window.now)?;
+            let (namespace, name) = (&settings.namespace, &settings.ca_secret);
+            let written = secrets::create(&self.secrets, namespace, name, Role::Ca, data).await?;
             if written == Written::Lost {
                 return Ok(None);
             }
-            tracing::info!(secret = %settings.ca_secret, not_after = cert.not_after, "created the webhook CA");
-            return Ok(Some(Current {
-                authority,
-                cert,
-                bundle,
-            }));
+            tracing::info!(secret = %name, not_after = ca.cert.not_after, "created the webhook CA");
+            return Ok(Some(ca));
         };
         let cert_pem = stored.text(CERT_FILE).unwrap_or_default();
         let key_pem = stored.text(KEY_FILE).unwrap_or_default();
@@ -139,7 +123,7 @@ impl Reconciler {
         let current = first_certificate(cert_pem.as_bytes());
         let renewal = match &current {
             Ok(cert) => ca_renewal(cert, &key_pem, stored.rotation_requested(), window),
-            Err(err) => Some(super::authority::Renewal::Invalid(err.clone())),
+            Err(err) => Some(Renewal::Invalid(err.clone())),
         };
         if let (Ok(cert), None) = (&current, &renewal) {
             let authority = Authority::from_pem(&cert_pem, &key_pem)?;
@@ -151,40 +135,53 @@ impl Reconciler {
                 }
                 tracing::info!(secret = %settings.ca_secret, cas = bundle.len(), "dropped expired CAs from the bundle");
             }
+            let cert = cert.clone();
             return Ok(Some(Current {
                 authority,
-                cert: cert.clone(),
+                cert,
                 bundle,
             }));
         }
-        let reason = renewal.map(|r| r.to_string()).unwrap_or_default();
-        let authority =
-            Authority::generate(&settings.service, &settings.namespace, settings.ca_days)?;
-        let cert = parsed(&authority.cert_pem(), &settings.ca_secret)?;
         let mut previous = earlier;
         if let Ok(old) = current {
             previous.insert(0, old);
         }
-        let bundle = trust_bundle(&cert, &previous, window.now);
-        let data = contents(
-            &authority.cert_pem(),
-            authority.key_pem(),
-            &bundle_pem(&bundle),
-        );
+        let (ca, data) = self.fresh_ca(&previous, window.now)?;
         if secrets::replace(&self.secrets, stored, data).await? == Written::Lost {
             return Ok(None);
         }
         tracing::info!(
             secret = %settings.ca_secret,
-            %reason,
-            cas = bundle.len(),
+            reason = %renewal.map(|r| r.to_string()).unwrap_or_default(),
+            cas = ca.bundle.len(),
             "rotated the webhook CA; earlier CAs stay in the bundle until they expire"
         );
-        Ok(Some(Current {
+        Ok(Some(ca))
+    }
+
+    /// A new CA, the bundle trusting it and `earlier` (until each expires),
+    /// and the CA Secret's contents for both.
+    fn fresh_ca(
+        &self,
+        earlier: &[Cert],
+        now: i64,
+    ) -> Result<(Current, BTreeMap<String, ByteString>), TlsMgrError> {
+        let settings = &self.settings;
+        let authority =
+            Authority::generate(&settings.service, &settings.namespace, settings.ca_days)?;
+        let cert = parsed(&authority.cert_pem(), &settings.ca_secret)?;
+        let bundle = trust_bundle(&cert, earlier, now);
+        let data = contents(
+            &authority.cert_pem(),
+            authority.key_pem(),
+            &bundle_pem(&bundle),
+        );
+        let ca = Current {
             authority,
             cert,
             bundle,
-        }))
+        };
+        Ok((ca, data))
     }
 
     /// Read or (re)issue the serving pair; `None` when a write lost a race.
