@@ -12,8 +12,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 use rcgen::{
-    BasicConstraints, CertificateParams, CertifiedIssuer, DistinguishedName, DnType,
-    ExtendedKeyUsagePurpose, IsCa, KeyPair, KeyUsagePurpose,
+    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
+    Issuer, KeyPair, KeyUsagePurpose,
 };
 
 mod files;
@@ -48,7 +48,8 @@ pub enum CertError {
 /// A CA able to issue serving certificates (kept in memory; rotation tests
 /// issue several leaves from one CA, as cert-manager would).
 pub struct Authority {
-    issuer: CertifiedIssuer<'static, KeyPair>,
+    issuer: Issuer<'static, KeyPair>,
+    cert_pem: String,
     key_pem: String,
 }
 
@@ -80,13 +81,31 @@ impl Authority {
         ];
         set_validity(&mut params, days)?;
         let key = KeyPair::generate()?;
+        let cert_pem = params.self_signed(&key)?.pem();
         let key_pem = key.serialize_pem();
-        let issuer = CertifiedIssuer::self_signed(params, key)?;
-        Ok(Self { issuer, key_pem })
+        let issuer = Issuer::new(params, key);
+        Ok(Self {
+            issuer,
+            cert_pem,
+            key_pem,
+        })
+    }
+
+    /// A CA kept elsewhere (a Secret), to issue more leaves from. The key is
+    /// not checked against the certificate here: callers that read both
+    /// from storage compare public keys first.
+    pub fn from_pem(cert_pem: &str, key_pem: &str) -> Result<Self, CertError> {
+        let key = KeyPair::from_pem(key_pem)?;
+        let issuer = Issuer::from_ca_cert_pem(cert_pem, key)?;
+        Ok(Self {
+            issuer,
+            cert_pem: cert_pem.to_owned(),
+            key_pem: key_pem.to_owned(),
+        })
     }
 
     pub fn cert_pem(&self) -> String {
-        self.issuer.pem()
+        self.cert_pem.clone()
     }
 
     pub fn key_pem(&self) -> &str {

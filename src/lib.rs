@@ -19,3 +19,4 @@ pub mod record_name;
 pub mod server;
 pub mod telemetry;
 pub mod testsuite;
+pub mod tlsmgr;

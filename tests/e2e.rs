@@ -21,6 +21,8 @@
 //! Teardown: the cluster launcher and the forcegate wrapper both stop when
 //! this process exits, however it exits (their stdin pipes close).
 
+#[path = "chart_support/mod.rs"]
+mod chart_support;
 #[path = "doc_capture/mod.rs"]
 mod doc_capture;
 #[path = "e2e/fixtures.rs"]
@@ -35,6 +37,8 @@ mod overlay;
 mod plugin;
 #[path = "e2e/process.rs"]
 mod process;
+#[path = "e2e/release.rs"]
+mod release;
 #[path = "e2e/setup.rs"]
 mod setup;
 #[path = "e2e/storage.rs"]
@@ -44,6 +48,10 @@ mod widgets;
 
 #[path = "e2e/bypass.rs"]
 mod bypass;
+#[path = "e2e/certs.rs"]
+mod certs;
+#[path = "e2e/chart.rs"]
+mod chart;
 #[path = "e2e/client_auth.rs"]
 mod client_auth;
 #[path = "e2e/eviction.rs"]

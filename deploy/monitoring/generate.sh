@@ -6,8 +6,11 @@
 #   dashboard-configmap.yaml  dashboard.json as a ConfigMap that the Grafana
 #                             sidecar loads (label grafana_dashboard: "1")
 #
+# and copies rules.yaml and dashboard.json into the Helm chart
+# (charts/forcegate/files/), which cannot read files outside itself.
+#
 # Run it after editing rules.yaml or dashboard.json; tests/monitoring_files.rs
-# fails while they differ.
+# and tests/chart.rs fail while they differ.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
@@ -44,3 +47,5 @@ data:
 YAML
 	sed 's/^\(.\)/    \1/' dashboard.json
 } >dashboard-configmap.yaml
+
+cp rules.yaml dashboard.json ../../charts/forcegate/files/

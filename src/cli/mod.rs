@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use crate::telemetry::LogFormat;
-use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use clap::{ArgAction, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 mod certs;
 mod explain;
@@ -88,6 +88,33 @@ pub struct ServeArgs {
     /// Client certificate names accepted (subject CN or DNS SAN), comma-separated; default any.
     #[arg(long, value_delimiter = ',', requires = "client_ca_file")]
     pub client_cert_names: Vec<String>,
+    /// Keep the webhook CA and serving pair in Secrets <service>-ca and
+    /// <service>-tls and the caBundle in forcegate's webhook configurations,
+    /// renewed ahead of expiry (needs --cluster kube; --tls-dir is unused).
+    #[arg(
+        long,
+        env = "FORCEGATE_MANAGE_CERTS",
+        action = ArgAction::Set,
+        num_args = 0..=1,
+        default_value_t = false,
+        default_missing_value = "true"
+    )]
+    pub manage_certs: bool,
+    /// The Service the API server calls: named in the certificate and in
+    /// the Secrets of --manage-certs.
+    #[arg(long, env = "FORCEGATE_SERVICE", default_value = "forcegate")]
+    pub service: String,
+    /// Label selector of forcegate's own webhook configurations, whose
+    /// caBundle --manage-certs writes and readiness checks.
+    #[arg(
+        long,
+        env = "FORCEGATE_WEBHOOK_SELECTOR",
+        default_value = "app.kubernetes.io/name=forcegate"
+    )]
+    pub webhook_selector: String,
+    /// With --manage-certs: check the certificates at least this often (seconds).
+    #[arg(long, value_parser = humantime_secs, default_value = "43200")]
+    pub cert_check_interval: Duration,
     /// Policy directory, watched and hot-reloaded.
     #[arg(long, env = "FORCEGATE_POLICIES", default_value = "policies")]
     pub policies: PathBuf,

@@ -24,7 +24,7 @@ use crate::cluster::{ClusterView, LiveCluster, SnapshotCluster};
 use crate::engine::{Engine, Settings};
 use crate::policy::{self, PolicyMetrics, PolicySet};
 use crate::server::{self, Drained, Health, Server, Shutdown};
-use crate::telemetry;
+use crate::{telemetry, tlsmgr};
 
 /// Service and namespace the development certificate is issued for.
 const DEV_SERVICE: &str = "forcegate";
@@ -92,7 +92,13 @@ fn runtime(err: impl Into<anyhow::Error>) -> Fatal {
 
 async fn serve(args: ServeArgs) -> Result<Drained, Fatal> {
     let server_config = args.server_config().map_err(config)?;
-    ensure_certificate(&args.tls_dir)?;
+    let live = args.cluster.trim() == "kube";
+    if args.manage_certs && !live {
+        return Err(config(anyhow!("--manage-certs needs --cluster kube")));
+    }
+    if !args.manage_certs {
+        ensure_certificate(&args.tls_dir)?;
+    }
     let mut registry = Registry::default();
     let shutdown = Shutdown::new();
 
@@ -114,10 +120,18 @@ async fn serve(args: ServeArgs) -> Result<Drained, Fatal> {
     .map_err(runtime)?;
 
     let cleanup_metrics = CleanupMetrics::register(&mut registry);
-    let (cluster, recorder) = if args.cluster.trim() == "kube" {
-        live_sources(&args, cleanup_metrics, &shutdown).await?
-    } else {
-        snapshot_sources(&args, cleanup_metrics)?
+    let client = match live {
+        true => Some(
+            kube::Client::try_default()
+                .await
+                .context("connecting to the cluster (kubeconfig or in-cluster)")
+                .map_err(runtime)?,
+        ),
+        false => None,
+    };
+    let (cluster, recorder) = match &client {
+        Some(client) => live_sources(client.clone(), &args, cleanup_metrics, &shutdown).await?,
+        None => snapshot_sources(&args, cleanup_metrics)?,
     };
     ClusterMetrics::register(&mut registry, cluster.clone());
 
@@ -129,17 +143,45 @@ async fn serve(args: ServeArgs) -> Result<Drained, Fatal> {
     let engine = Arc::new(
         Engine::new(policies, cluster, recorder, settings).with_policy_metrics(policy_metrics),
     );
-    let running = Server::new(server_config, engine)
+    let health = Health::default();
+    let mut server = Server::new(server_config, engine)
         .with_registry(registry)
-        .with_health(Health::default())
-        .with_shutdown(shutdown.clone())
-        .bind()
-        .await
-        .map_err(|err| match err {
-            server::ServerError::Address(_) | server::ServerError::Config(_) => config(err),
-            _ => runtime(err),
-        })?;
-    tokio::spawn(shutdown_on_signal(shutdown));
+        .with_health(health.clone())
+        .with_shutdown(shutdown.clone());
+    tokio::spawn(shutdown_on_signal(shutdown.clone()));
+    let mut managed = match (&client, args.manage_certs) {
+        (Some(client), true) => {
+            let settings = cert_settings(&args);
+            Some(tlsmgr::Managed::start(
+                client.clone(),
+                settings,
+                health,
+                shutdown.clone(),
+            ))
+        }
+        _ => None,
+    };
+    if let Some(managed) = managed.as_mut() {
+        tracing::info!(source = %managed.feed.source, "waiting for the serving certificate");
+        let pair = tokio::select! {
+            pair = managed.feed.first() => pair,
+            () = shutdown.triggered() => None,
+        };
+        let Some((cert, key)) = pair else {
+            return Ok(Drained {
+                abandoned_connections: 0,
+                failed: false,
+            });
+        };
+        server = server.with_certificate_pem(&managed.feed.source, cert, key);
+    }
+    let running = server.bind().await.map_err(|err| match err {
+        server::ServerError::Address(_) | server::ServerError::Config(_) => config(err),
+        _ => runtime(err),
+    })?;
+    if let Some(managed) = managed {
+        managed.serve_into(running.cert_store().clone());
+    }
     Ok(running.wait().await)
 }
 
@@ -180,16 +222,21 @@ fn snapshot_sources(args: &ServeArgs, metrics: CleanupMetrics) -> Result<Sources
     Ok((Arc::new(snapshot), Arc::new(journal)))
 }
 
+/// `--manage-certs`: Secrets and Lease in this pod's namespace.
+fn cert_settings(args: &ServeArgs) -> tlsmgr::Settings {
+    let mut settings = tlsmgr::Settings::new(&pod_namespace(), &args.service, &pod_identity());
+    settings.webhook_selector = args.webhook_selector.clone();
+    settings.check_every = args.cert_check_interval;
+    settings
+}
+
 /// The live cluster: watch caches, the ForceDeletion CRD and its verifier.
 async fn live_sources(
+    client: kube::Client,
     args: &ServeArgs,
     metrics: CleanupMetrics,
     shutdown: &Shutdown,
 ) -> Result<Sources, Fatal> {
-    let client = kube::Client::try_default()
-        .await
-        .context("connecting to the cluster (kubeconfig or in-cluster)")
-        .map_err(runtime)?;
     let view = live_view(client.clone(), args);
     cleanup::apply_crd(client.clone(), CRD_TIMEOUT)
         .await

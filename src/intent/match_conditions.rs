@@ -119,8 +119,8 @@ fn has_not(object: &str) -> String {
 }
 
 /// `user finalizer` for each finalizer each identity may remove (usernames
-/// and finalizer names hold no spaces).
-fn owned_pairs(owners: &[FinalizerOwner]) -> Vec<String> {
+/// and finalizer names hold no spaces); the chart's `trustedUsers` values.
+pub fn owned_pairs(owners: &[FinalizerOwner]) -> Vec<String> {
     let mut pairs = Vec::new();
     for owner in owners {
         for user in owner.users {

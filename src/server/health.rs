@@ -5,8 +5,9 @@
 //! and the Service should send the API server elsewhere (or let its
 //! failurePolicy decide) instead of us answering from half a picture.
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::Serialize;
 
@@ -22,6 +23,8 @@ pub struct Health {
 struct Flags {
     policies_loaded: AtomicBool,
     shutting_down: AtomicBool,
+    /// Other parts' reasons not to be ready, by part (e.g. `certificate`).
+    blockers: Mutex<BTreeMap<&'static str, String>>,
 }
 
 impl Default for Health {
@@ -32,6 +35,7 @@ impl Default for Health {
             inner: Arc::new(Flags {
                 policies_loaded: AtomicBool::new(true),
                 shutting_down: AtomicBool::new(false),
+                blockers: Mutex::new(BTreeMap::new()),
             }),
         }
     }
@@ -55,6 +59,19 @@ impl Health {
         self.inner.shutting_down.store(true, Ordering::SeqCst);
     }
 
+    /// `Some(reason)`: `part` keeps the replica unready; `None` clears it.
+    pub fn set_blocker(&self, part: &'static str, reason: Option<String>) {
+        let mut blockers = self
+            .inner
+            .blockers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        match reason {
+            Some(reason) => blockers.insert(part, reason),
+            None => blockers.remove(part),
+        };
+    }
+
     pub fn is_shutting_down(&self) -> bool {
         self.inner.shutting_down.load(Ordering::SeqCst)
     }
@@ -68,6 +85,13 @@ impl Health {
         if !self.inner.policies_loaded.load(Ordering::SeqCst) {
             reasons.push("policies not loaded".to_owned());
         }
+        let blockers = self
+            .inner
+            .blockers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        reasons.extend(blockers.values().cloned());
+        drop(blockers);
         if !cluster.is_synced() {
             let before = reasons.len();
             for kind in cluster.status().into_iter().filter(|s| !s.synced) {
@@ -85,5 +109,24 @@ impl Health {
             ready: reasons.is_empty(),
             reasons,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::SnapshotCluster;
+
+    #[test]
+    fn a_blocker_keeps_the_replica_unready_until_cleared() {
+        let cluster = SnapshotCluster::load::<&str>(&[]).expect("an empty snapshot");
+        let health = Health::default();
+        assert!(health.readiness(&cluster).ready);
+        health.set_blocker("certificate", Some("not trusted yet".into()));
+        let readiness = health.readiness(&cluster);
+        assert!(!readiness.ready);
+        assert_eq!(readiness.reasons, ["not trusted yet"]);
+        health.set_blocker("certificate", None);
+        assert!(health.readiness(&cluster).ready);
     }
 }

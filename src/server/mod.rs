@@ -157,7 +157,11 @@ pub struct Server {
     registry: Registry,
     health: Health,
     shutdown: Shutdown,
+    pem: Option<PemPair>,
 }
+
+/// A serving pair given as PEM: (where it came from, certificate, key).
+pub type PemPair = (String, Vec<u8>, Vec<u8>);
 
 impl Server {
     pub fn new(config: Config, engine: Arc<Engine>) -> Self {
@@ -167,7 +171,16 @@ impl Server {
             registry: Registry::default(),
             health: Health::default(),
             shutdown: Shutdown::new(),
+            pem: None,
         }
+    }
+
+    /// Serve this pair (PEM) instead of reading `tls_dir`; the caller feeds
+    /// later pairs through [`RunningServer::cert_store`] (the Secret watch
+    /// of `--manage-certs`).
+    pub fn with_certificate_pem(mut self, source: &str, cert: Vec<u8>, key: Vec<u8>) -> Self {
+        self.pem = Some((source.to_owned(), cert, key));
+        self
     }
 
     /// Serve this registry on `/metrics` (other modules' metrics already
@@ -197,21 +210,24 @@ impl Server {
             mut registry,
             health,
             shutdown,
+            pem,
         } = self;
         let metrics = Metrics::register(&mut registry);
         let state = AppState::new(engine, &config, metrics.clone(), registry, health.clone());
         let state = Arc::new(state);
         let plain = routes::metrics_only(state.clone());
-        listen(&config, router(state), plain, metrics, health, shutdown).await
+        let https = router(state);
+        listen(&config, pem, https, plain, metrics, health, shutdown).await
     }
 }
 
-/// Serve `https` over TLS on `config.listen` (the pair in `config.tls_dir`,
-/// hot-reloaded; client certificates when configured) and `plain` on
-/// `config.metrics_listen`, with the connection limits, timeouts and drain
-/// `config` sets, until `shutdown` is triggered.
+/// Serve `https` over TLS on `config.listen` (the pair `pem`, or the one in
+/// `config.tls_dir`, hot-reloaded; client certificates when configured) and
+/// `plain` on `config.metrics_listen`, with the connection limits, timeouts
+/// and drain `config` sets, until `shutdown` is triggered.
 pub async fn listen(
     config: &Config,
+    pem: Option<PemPair>,
     https: axum::Router,
     plain: axum::Router,
     metrics: Metrics,
@@ -219,7 +235,11 @@ pub async fn listen(
     shutdown: Shutdown,
 ) -> Result<RunningServer, ServerError> {
     config.check()?;
-    let certs = CertStore::load(&config.tls_dir, metrics.tls.clone())?;
+    let from_dir = pem.is_none();
+    let certs = match pem {
+        Some((source, cert, key)) => CertStore::from_pem(&source, cert, key, metrics.tls.clone())?,
+        None => CertStore::load(&config.tls_dir, metrics.tls.clone())?,
+    };
     let acceptor = Arc::new(client_auth::Acceptor::new(
         certs.clone(),
         config.client_auth.clone(),
@@ -234,7 +254,10 @@ pub async fn listen(
         (Some(listener), Some(addr)) => Some(local_addr_of(listener, addr)?),
         _ => None,
     };
-    let dirs = std::iter::once(certs.dir().to_path_buf())
+    // A pair from PEM is fed by its owner; only the client CA is watched.
+    let dirs: Vec<_> = from_dir
+        .then(|| certs.dir().to_path_buf())
+        .into_iter()
         .chain(acceptor.extra_watch_dir())
         .collect();
     let reload = {
@@ -244,13 +267,16 @@ pub async fn listen(
             acceptor.reload_client_ca();
         }
     };
-    let reloader = tls::watch(
-        dirs,
-        reload,
-        config.reload_debounce,
-        config.reload_poll,
-        shutdown.clone(),
-    )?;
+    let reloader = match dirs.is_empty() {
+        true => None,
+        false => Some(tls::watch(
+            dirs,
+            reload,
+            config.reload_debounce,
+            config.reload_poll,
+            shutdown.clone(),
+        )?),
+    };
     let listeners = listener::Listeners {
         webhook,
         webhook_router: https,
@@ -304,7 +330,7 @@ pub struct RunningServer {
     metrics: Metrics,
     certs: Arc<CertStore>,
     task: JoinHandle<Drained>,
-    reloader: JoinHandle<()>,
+    reloader: Option<JoinHandle<()>>,
 }
 
 impl RunningServer {
@@ -349,7 +375,9 @@ impl RunningServer {
                 failed: true,
             }
         });
-        self.reloader.abort();
+        if let Some(reloader) = self.reloader {
+            reloader.abort();
+        }
         drained
     }
 

@@ -109,6 +109,15 @@ impl CertStore {
     pub fn load(dir: &Path, metrics: TlsMetrics) -> Result<Arc<Self>, TlsError> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let loaded = load_pair(dir, &provider)?;
+        Ok(Self::start(dir, provider, loaded, metrics))
+    }
+
+    fn start(
+        dir: &Path,
+        provider: Arc<CryptoProvider>,
+        loaded: Loaded,
+        metrics: TlsMetrics,
+    ) -> Arc<Self> {
         if loaded.info.not_after < unix_now() {
             tracing::error!(
                 dir = %dir.display(),
@@ -124,13 +133,13 @@ impl CertStore {
             not_after = loaded.info.not_after,
             "loaded serving certificate"
         );
-        Ok(Arc::new(Self {
+        Arc::new(Self {
             dir: dir.to_owned(),
             provider,
             current: ArcSwap::from_pointee(loaded),
             rejected: std::sync::Mutex::new(None),
             metrics,
-        }))
+        })
     }
 
     pub fn dir(&self) -> &Path {
@@ -147,7 +156,11 @@ impl CertStore {
 
     /// Re-read the directory; swap only to a valid, in-date, different pair.
     pub fn reload(&self) -> Result<Reloaded, TlsError> {
-        let result = self.try_reload();
+        self.reported(self.try_reload())
+    }
+
+    /// Log and count the outcome of a reload attempt.
+    fn reported(&self, result: Result<Reloaded, TlsError>) -> Result<Reloaded, TlsError> {
         match &result {
             Ok(Reloaded::Unchanged) => {}
             Ok(Reloaded::Replaced(info)) => {
@@ -174,7 +187,10 @@ impl CertStore {
     }
 
     fn try_reload(&self) -> Result<Reloaded, TlsError> {
-        let source = read_pair(&self.dir)?;
+        self.try_swap(read_pair(&self.dir)?)
+    }
+
+    fn try_swap(&self, source: (Vec<u8>, Vec<u8>)) -> Result<Reloaded, TlsError> {
         if source == self.current.load().source {
             return Ok(Reloaded::Unchanged);
         }
@@ -361,5 +377,6 @@ pub(super) fn watch(
     }))
 }
 
+mod memory;
 #[cfg(test)]
 mod tests;

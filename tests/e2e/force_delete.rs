@@ -13,7 +13,7 @@ const WEBHOOK: &str = "force-delete.pods.forcegate.dev";
 
 /// A StatefulSet pod holding an unexpired Lease on an unreachable (not
 /// fenced) node.
-fn leader(scene: &Scene) -> (String, String) {
+pub fn leader(scene: &Scene) -> (String, String) {
     let node = scene.node("n1", NodeState::Unreachable);
     let owner = scene.stateful_set("db");
     let uid = scene.running_pod(
@@ -29,7 +29,7 @@ fn leader(scene: &Scene) -> (String, String) {
     (node, uid)
 }
 
-fn force_delete<'a>(pod: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+pub fn force_delete<'a>(pod: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![
         "delete",
         "pod",

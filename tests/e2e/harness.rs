@@ -198,7 +198,7 @@ impl Harness {
             .with_context(|| format!("opening {}", log_path.display()))?;
         let log_offset = log.metadata().map(|m| m.len()).unwrap_or(0);
         let mut command = process::tied_wrapper(Path::new(env!("CARGO_BIN_EXE_forcegate")));
-        command
+        process::without_proxy(&mut command)
             .args(["serve", "--cluster", "kube"])
             .arg(format!("--listen=127.0.0.1:{}", self.port))
             .arg(format!("--metrics-listen=127.0.0.1:{}", self.metrics_port))
@@ -217,12 +217,6 @@ impl Harness {
             .env("POD_NAMESPACE", NAMESPACE)
             .env("POD_NAME", POD_NAME)
             .env("RUST_LOG", "warn,forcegate=debug")
-            .env("NO_PROXY", "127.0.0.1,localhost")
-            .env_remove("HTTPS_PROXY")
-            .env_remove("https_proxy")
-            .env_remove("HTTP_PROXY")
-            .env_remove("http_proxy")
-            .env_remove("ALL_PROXY")
             .stdout(log.try_clone()?)
             .stderr(log);
         let mut process = Tied::spawn("forcegate", &mut command).context("spawning forcegate")?;
@@ -274,7 +268,7 @@ fn path_str(path: &Path) -> Result<&str> {
         .ok_or_else(|| anyhow!("path is not UTF-8: {}", path.display()))
 }
 
-fn free_port() -> Result<u16> {
+pub fn free_port() -> Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 

@@ -224,20 +224,11 @@ fn deployment_passes_pod_security_restricted_and_wires_what_forcegate_reads() {
     };
     assert_eq!(args.first(), Some(&"serve"));
     assert_eq!(arg("cluster"), "kube");
-    let tls_mount = container["volumeMounts"]
-        .as_array()
-        .expect("mounts")
-        .iter()
-        .find(|m| m["name"] == "tls")
-        .expect("tls mount");
-    assert_eq!(tls_mount["mountPath"], arg("tls-dir"));
-    let tls_volume = spec["volumes"]
-        .as_array()
-        .expect("volumes")
-        .iter()
-        .find(|v| v["name"] == "tls")
-        .expect("tls volume");
-    assert_eq!(tls_volume["secret"]["secretName"], "forcegate-tls");
+    // --manage-certs: the pair comes from Secret forcegate-tls through the
+    // API, so nothing is mounted (deploy/cert-manager/ mounts it instead).
+    assert!(args.contains(&"--manage-certs"), "{args:?}");
+    assert_eq!(arg("service"), "forcegate");
+    assert!(container.get("volumeMounts").is_none() && spec.get("volumes").is_none());
     let https_port = container["ports"]
         .as_array()
         .expect("ports")

@@ -165,3 +165,14 @@ wait "$child""#,
         .arg(program);
     command
 }
+
+/// Loopback only: no proxy between a child and the test API server.
+pub fn without_proxy(command: &mut Command) -> &mut Command {
+    command
+        .env("NO_PROXY", "127.0.0.1,localhost")
+        .env_remove("HTTPS_PROXY")
+        .env_remove("https_proxy")
+        .env_remove("HTTP_PROXY")
+        .env_remove("http_proxy")
+        .env_remove("ALL_PROXY")
+}

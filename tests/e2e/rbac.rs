@@ -41,6 +41,24 @@ fn forcegates_service_account_gets_what_it_needs_and_no_more() {
             NAMESPACE,
         ],
         &["create", "events.events.k8s.io", "-n", "default"],
+        // --manage-certs: its two Secrets, its Lease, its own webhooks.
+        &["create", "secrets", "-n", NAMESPACE],
+        &["update", "secrets/forcegate-tls", "-n", NAMESPACE],
+        &["watch", "secrets/forcegate-ca", "-n", NAMESPACE],
+        &[
+            "update",
+            "leases.coordination.k8s.io/forcegate-certs",
+            "-n",
+            NAMESPACE,
+        ],
+        &[
+            "update",
+            "validatingwebhookconfigurations.admissionregistration.k8s.io/forcegate",
+        ],
+        &[
+            "update",
+            "mutatingwebhookconfigurations.admissionregistration.k8s.io/forcegate",
+        ],
     ];
     for args in allowed {
         assert!(can(args), "forcegate needs `{}`", args.join(" "));
@@ -73,6 +91,13 @@ fn forcegates_service_account_gets_what_it_needs_and_no_more() {
             "update",
             "validatingwebhookconfigurations.admissionregistration.k8s.io",
         ],
+        &[
+            "update",
+            "mutatingwebhookconfigurations.admissionregistration.k8s.io/someone-else",
+        ],
+        &["update", "secrets/someone-else", "-n", NAMESPACE],
+        &["list", "secrets", "-n", NAMESPACE],
+        &["create", "secrets", "-n", "kube-system"],
     ];
     for args in denied {
         assert!(

@@ -209,17 +209,33 @@ pub fn issue_certificate(dir: &Path) -> Result<String> {
 /// A kubeconfig with a token of forcegate's ServiceAccount (so the
 /// manifests' RBAC is what forcegate gets).
 pub fn service_account_kubeconfig(admin: &Kubectl, work: &Path) -> Result<PathBuf> {
+    token_kubeconfig(
+        admin,
+        NAMESPACE,
+        SERVICE_ACCOUNT,
+        &work.join("forcegate.kubeconfig"),
+    )
+}
+
+/// Write `path`: the admin's cluster with a token of ServiceAccount
+/// `namespace/account`.
+pub fn token_kubeconfig(
+    admin: &Kubectl,
+    namespace: &str,
+    account: &str,
+    path: &Path,
+) -> Result<PathBuf> {
     let token = expect_ok(
         admin,
         &[
             "-n",
-            NAMESPACE,
+            namespace,
             "create",
             "token",
-            SERVICE_ACCOUNT,
+            account,
             "--duration=24h",
         ],
-        "creating a token for forcegate's ServiceAccount",
+        "creating a token for a ServiceAccount",
     )?;
     let config: Value = serde_json::from_str(&expect_ok(
         admin,
@@ -238,7 +254,6 @@ pub fn service_account_kubeconfig(admin: &Kubectl, work: &Path) -> Result<PathBu
         "contexts": [{"name": "forcegate", "context": {"cluster": "testcluster", "user": "forcegate"}}],
         "current-context": "forcegate",
     });
-    let path = work.join("forcegate.kubeconfig");
-    std::fs::write(&path, kubeconfig.to_string())?;
-    Ok(path)
+    std::fs::write(path, kubeconfig.to_string())?;
+    Ok(path.to_owned())
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds one monitoring test tool from the Go module proxy into
+# Builds one test tool from the Go module proxy into
 #
 #   <repo>/target/tools/<key>/bin/<tool>
 #
@@ -10,13 +10,15 @@
 #                       (-tags remove_all_sd: no cloud service discovery,
 #                       which promtool's rule checks and tests never use)
 #   kube-state-metrics  k8s.io/kube-state-metrics/v2
+#   helm                helm.sh/helm/v4/cmd/helm (charts/forcegate: lint,
+#                       template, tests)
 #
 # <key> hashes the tool's go.mod and go.sum, this script and the Go
 # toolchain version. When the binary is already there nothing is built. The
 # bin directory (absolute path) is printed on stdout as the last line;
 # everything else goes to stderr.
 #
-# Usage: tests/tools/build.sh promtool|kube-state-metrics
+# Usage: tests/tools/build.sh promtool|kube-state-metrics|helm
 #
 # Environment:
 #   TOOLS_BUILD_JOBS  go build -p value (default 2)
@@ -41,8 +43,13 @@ kube-state-metrics)
 	package=$module
 	tags=
 	;;
+helm)
+	module=helm.sh/helm/v4
+	package=$module/cmd/helm
+	tags=
+	;;
 *)
-	log "usage: $0 promtool|kube-state-metrics"
+	log "usage: $0 promtool|kube-state-metrics|helm"
 	exit 2
 	;;
 esac

@@ -282,6 +282,7 @@ async fn run(
     let shutdown = Shutdown::new();
     let running = server::listen(
         &config,
+        None,
         router.clone(),
         router,
         metrics,

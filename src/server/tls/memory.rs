@@ -1,0 +1,83 @@
+//! A serving pair handed over as bytes (a Secret read through the API)
+//! instead of read from a directory. Same checks and same swap rules: a
+//! pair that does not parse, match or is out of date never replaces the
+//! current one.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use rustls_pki_types::CertificateDer;
+
+use super::{CertStore, Reloaded, TlsError, parse_pair};
+use crate::server::metrics::TlsMetrics;
+
+impl CertStore {
+    /// A store whose first pair is `cert`/`key` (PEM). `source` names where
+    /// they came from (e.g. `secret forcegate/forcegate-tls`) in errors and
+    /// logs; nothing is read from it.
+    pub fn from_pem(
+        source: &str,
+        cert: Vec<u8>,
+        key: Vec<u8>,
+        metrics: TlsMetrics,
+    ) -> Result<Arc<Self>, TlsError> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let source = Path::new(source);
+        let loaded = parse_pair(source, (cert, key), &provider)?;
+        Ok(Self::start(source, provider, loaded, metrics))
+    }
+
+    /// Offer a new pair; swapped in only when valid, in date and different.
+    pub fn replace_pem(&self, cert: Vec<u8>, key: Vec<u8>) -> Result<Reloaded, TlsError> {
+        self.reported(self.try_swap((cert, key)))
+    }
+
+    /// The chain new handshakes present, leaf first.
+    pub fn chain(&self) -> Vec<CertificateDer<'static>> {
+        self.current.load().key.cert.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::certs::Authority;
+
+    #[test]
+    fn pairs_from_bytes_swap_like_files() {
+        let ca = Authority::generate("svc", "ns", 1).expect("CA");
+        let first = ca.issue("svc", "ns", 1).expect("leaf");
+        let store = CertStore::from_pem(
+            "secret ns/svc-tls",
+            first.cert_pem.clone().into_bytes(),
+            first.key_pem.clone().into_bytes(),
+            TlsMetrics::default(),
+        )
+        .expect("loads");
+        let serial = store.current().serial;
+        assert_eq!(
+            store
+                .replace_pem(
+                    first.cert_pem.clone().into_bytes(),
+                    first.key_pem.clone().into_bytes()
+                )
+                .expect("same pair"),
+            Reloaded::Unchanged
+        );
+        let second = ca.issue("svc", "ns", 1).expect("leaf");
+        let err = store
+            .replace_pem(
+                second.cert_pem.clone().into_bytes(),
+                first.key_pem.into_bytes(),
+            )
+            .expect_err("mismatched key");
+        assert!(err.to_string().contains("secret ns/svc-tls"), "{err}");
+        assert_eq!(store.current().serial, serial);
+        let replaced = store
+            .replace_pem(second.cert_pem.into_bytes(), second.key_pem.into_bytes())
+            .expect("valid pair");
+        assert_eq!(replaced, Reloaded::Replaced(store.current()));
+        assert_ne!(store.current().serial, serial);
+        assert_eq!(store.chain().len(), 1);
+    }
+}
