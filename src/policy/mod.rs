@@ -27,6 +27,7 @@ pub mod catalog;
 mod compile;
 pub mod condition;
 mod context;
+pub mod crd;
 mod error;
 mod eval;
 pub mod load;
