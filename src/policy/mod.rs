@@ -35,8 +35,10 @@ mod matcher;
 pub mod message;
 pub mod metrics;
 pub mod model;
+pub mod object;
 mod path;
 pub mod watch;
+pub mod webhook;
 
 pub use compile::Policy;
 pub use error::{Finding, PolicyError};

@@ -44,6 +44,7 @@ pub(crate) fn webhook(state: Arc<AppState>) -> Router {
     Router::new()
         .route("/validate", post(validate))
         .route("/mutate", post(mutate))
+        .route("/validate-policy", post(validate_policy))
         .merge(observability())
         .fallback(not_found)
         .with_state(state)
@@ -71,6 +72,39 @@ async fn validate(State(state): State<Arc<AppState>>, request: Request) -> Respo
 async fn mutate(State(state): State<Arc<AppState>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     admit(&state, Endpoint::Mutate, &parts.headers, body).await
+}
+
+/// ForceDeletionPolicy CREATE/UPDATE through the policy loader: no
+/// decision, cluster view or record, only the same body checks.
+async fn validate_policy(State(state): State<Arc<AppState>>, request: Request) -> Response {
+    const LABEL: &str = "validate-policy";
+    let started = Instant::now();
+    let (parts, body) = request.into_parts();
+    let reviewed = async {
+        check_content_type(&parts.headers)?;
+        check_declared_length(&parts.headers, state.body_limit)?;
+        let bytes = read_body(body, state.body_limit).await?;
+        crate::policy::webhook::review(&bytes)
+    }
+    .await;
+    let response = match reviewed {
+        Ok(reviewed) => {
+            state
+                .metrics
+                .decided(LABEL, "ForceDeletionPolicy", reviewed.allowed);
+            json_response(StatusCode::OK, reviewed.body)
+        }
+        Err(bad) => {
+            state.metrics.bad_request(bad.reason());
+            tracing::warn!(endpoint = LABEL, reason = bad.reason(), error = %bad, "bad admission request");
+            let status = StatusCode::from_u16(bad.http_status()).unwrap_or(StatusCode::BAD_REQUEST);
+            error_response(status, &bad.to_string(), bad.reason())
+        }
+    };
+    state
+        .metrics
+        .observe_duration(LABEL, started.elapsed().as_secs_f64());
+    response
 }
 
 /// Why an admission request got no AdmissionReview answer.
