@@ -8,12 +8,19 @@
 //!   evaluation context's roots, each turned into JSON when first read.
 //! - [`message`]: templates, warning limits, audit annotation keys.
 //! - [`watch`]: hot reload for `serve` that keeps the last good set.
+//! - [`crd`], [`object`], [`webhook`]: policies as cluster objects, their
+//!   CRD generated from the model, compiled by the same loader, checked at
+//!   apply.
+//! - [`source`]: the live source (a watch on the objects, per-object last
+//!   good generation) and the replicas' reports; [`status`]: what the
+//!   status writer puts on each object.
 //!
 //! Evaluation is pure: the same policies, facts and request always give the
 //! same [`Decision`], which is what lets `review` match the server byte for
 //! byte.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use k8s_openapi::jiff::Timestamp;
 
@@ -37,6 +44,9 @@ pub mod metrics;
 pub mod model;
 pub mod object;
 mod path;
+pub mod source;
+pub mod status;
+mod unloaded;
 pub mod watch;
 pub mod webhook;
 
@@ -63,6 +73,9 @@ pub struct PolicySet {
     sources: Vec<PathBuf>,
     /// The optional fact groups some policy reads.
     needs: Needs,
+    /// Why no set is in force yet; every candidate is then denied as
+    /// undecidable (see [`PolicySet::not_loaded`]).
+    not_loaded: Option<Arc<str>>,
 }
 
 impl PolicySet {
@@ -93,7 +106,23 @@ impl PolicySet {
             policies,
             sources,
             needs,
+            not_loaded: None,
         }
+    }
+
+    /// No policies yet, and why (a source that has not synced). Unlike an
+    /// empty set, which allows everything, this decides nothing: every
+    /// candidate is denied as undecidable until a set is loaded.
+    pub fn not_loaded(reason: impl Into<Arc<str>>) -> PolicySet {
+        PolicySet {
+            not_loaded: Some(reason.into()),
+            ..PolicySet::default()
+        }
+    }
+
+    /// Why the set is not loaded yet, if it is not.
+    pub fn loading(&self) -> Option<&str> {
+        self.not_loaded.as_deref()
     }
 
     /// The optional fact groups to gather for this set: the ones some
@@ -126,7 +155,10 @@ impl PolicySet {
 
     /// Run every matching policy; the most severe action wins.
     pub fn evaluate(&self, input: &EvalInput<'_>) -> Decision {
-        eval::evaluate(&self.policies, input)
+        match &self.not_loaded {
+            Some(reason) => unloaded::decision(input, reason),
+            None => eval::evaluate(&self.policies, input),
+        }
     }
 }
 
