@@ -71,9 +71,11 @@ pub struct ServeArgs {
     /// Directory with tls.crt and tls.key (a mounted Secret); dev certs are created when missing.
     #[arg(long, env = "FORCEGATE_TLS_DIR", default_value = "certs")]
     pub tls_dir: PathBuf,
-    /// Policy directory, watched and hot-reloaded.
-    #[arg(long, env = "FORCEGATE_POLICIES", default_value = "policies")]
-    pub policies: PathBuf,
+    /// `crd` for the cluster's ForceDeletionPolicy objects (the default
+    /// with `--cluster kube`), or a policy directory, watched and
+    /// hot-reloaded (default otherwise: `policies`).
+    #[arg(long, env = "FORCEGATE_POLICIES")]
+    pub policies: Option<String>,
     /// `kube` for the live cluster (kubeconfig or in-cluster), or snapshot files/directories.
     #[arg(long, env = "FORCEGATE_CLUSTER", default_value = "examples/cluster")]
     pub cluster: String,

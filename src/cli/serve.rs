@@ -96,28 +96,44 @@ async fn serve(args: ServeArgs) -> Result<Drained, Fatal> {
     let mut registry = Registry::default();
     let shutdown = Shutdown::new();
 
-    // Refuse to start on a broken policy directory; once running, a broken
-    // edit keeps the last good set in force.
+    let health = Health::default();
     let policy_metrics = PolicyMetrics::register(&mut registry);
-    let set = PolicySet::load_dir(&args.policies).map_err(|err| {
-        let findings: Vec<String> = err.findings().iter().map(ToString::to_string).collect();
-        config(anyhow!("invalid policies:\n  {}", findings.join("\n  ")))
-    })?;
-    tracing::info!(dir = %args.policies.display(), policies = ?set.names(), "policies loaded");
-    policy_metrics.loaded(set.len());
-    let policies = Arc::new(ArcSwap::from_pointee(set));
-    let _policy_watch = policy::watch::spawn(
-        args.policies.clone(),
-        policies.clone(),
-        policy_metrics.clone(),
-    )
-    .map_err(runtime)?;
+    let client = match args.cluster.trim() {
+        "kube" => Some(
+            kube::Client::try_default()
+                .await
+                .context("connecting to the cluster (kubeconfig or in-cluster)")
+                .map_err(runtime)?,
+        ),
+        _ => None,
+    };
+    let (policies, _policy_watch) = match (policy_source(&args), &client) {
+        (None, Some(client)) => {
+            // Not ready, and every candidate undecidable, until listed.
+            health.set_policies_loaded(false);
+            let (listed, stop) = (health.clone(), shutdown.clone());
+            let identity = (pod_namespace(), pod_identity());
+            let on_listed = move || listed.set_policies_loaded(true);
+            let stopped = async move { stop.triggered().await };
+            let source =
+                policy::source::start(client, &policy_metrics, identity, on_listed, stopped);
+            (source, None)
+        }
+        (None, None) => {
+            return Err(config(anyhow!(
+                "--policies crd reads ForceDeletionPolicy objects from the cluster; it needs --cluster kube"
+            )));
+        }
+        (Some(dir), _) => {
+            let (policies, watch) = policy_dir(dir, &policy_metrics)?;
+            (policies, Some(watch))
+        }
+    };
 
     let cleanup_metrics = CleanupMetrics::register(&mut registry);
-    let (cluster, recorder) = if args.cluster.trim() == "kube" {
-        live_sources(&args, cleanup_metrics, &shutdown).await?
-    } else {
-        snapshot_sources(&args, cleanup_metrics)?
+    let (cluster, recorder) = match client {
+        Some(client) => live_sources(client, &args, cleanup_metrics, &shutdown).await?,
+        None => snapshot_sources(&args, cleanup_metrics)?,
     };
     ClusterMetrics::register(&mut registry, cluster.clone());
 
@@ -131,7 +147,7 @@ async fn serve(args: ServeArgs) -> Result<Drained, Fatal> {
     );
     let running = Server::new(server_config, engine)
         .with_registry(registry)
-        .with_health(Health::default())
+        .with_health(health)
         .with_shutdown(shutdown.clone())
         .bind()
         .await
@@ -141,6 +157,34 @@ async fn serve(args: ServeArgs) -> Result<Drained, Fatal> {
         })?;
     tokio::spawn(shutdown_on_signal(shutdown));
     Ok(running.wait().await)
+}
+
+/// The policy directory, or `None` for the cluster's ForceDeletionPolicy
+/// objects (`crd`, the default with `--cluster kube`).
+fn policy_source(args: &ServeArgs) -> Option<PathBuf> {
+    match args.policies.as_deref().map(str::trim) {
+        Some("crd") => None,
+        Some(dir) => Some(PathBuf::from(dir)),
+        None if args.cluster.trim() == "kube" => None,
+        None => Some(PathBuf::from("policies")),
+    }
+}
+
+/// Refuse to start on a broken policy directory; once running, a broken
+/// edit keeps the last good set in force.
+fn policy_dir(
+    dir: PathBuf,
+    metrics: &PolicyMetrics,
+) -> Result<(Arc<ArcSwap<PolicySet>>, policy::watch::WatchHandle), Fatal> {
+    let set = PolicySet::load_dir(&dir).map_err(|err| {
+        let findings: Vec<String> = err.findings().iter().map(ToString::to_string).collect();
+        config(anyhow!("invalid policies:\n  {}", findings.join("\n  ")))
+    })?;
+    tracing::info!(dir = %dir.display(), policies = ?set.names(), "policies loaded");
+    metrics.loaded(set.len());
+    let policies = Arc::new(ArcSwap::from_pointee(set));
+    let watch = policy::watch::spawn(dir, policies.clone(), metrics.clone()).map_err(runtime)?;
+    Ok((policies, watch))
 }
 
 /// A serving pair must exist; on a fresh checkout create a development CA
@@ -182,14 +226,11 @@ fn snapshot_sources(args: &ServeArgs, metrics: CleanupMetrics) -> Result<Sources
 
 /// The live cluster: watch caches, the ForceDeletion CRD and its verifier.
 async fn live_sources(
+    client: kube::Client,
     args: &ServeArgs,
     metrics: CleanupMetrics,
     shutdown: &Shutdown,
 ) -> Result<Sources, Fatal> {
-    let client = kube::Client::try_default()
-        .await
-        .context("connecting to the cluster (kubeconfig or in-cluster)")
-        .map_err(runtime)?;
     let view = live_view(client.clone(), args);
     cleanup::apply_crd(client.clone(), CRD_TIMEOUT)
         .await

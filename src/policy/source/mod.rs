@@ -15,3 +15,32 @@ pub mod permissions;
 pub mod roster;
 pub mod store;
 pub mod writer;
+
+use std::future::Future;
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use futures::FutureExt;
+
+use super::{PolicyMetrics, PolicySet};
+
+/// Serve from the cluster's policy objects: watch and compile them,
+/// report what is in force, and join the status writer's election.
+/// `identity` is (namespace, replica); `on_listed` runs once the first
+/// list is in force; everything stops (the report withdrawn, the status
+/// lease released) when `shutdown` resolves.
+pub fn start(
+    client: &kube::Client,
+    metrics: &PolicyMetrics,
+    (namespace, replica): (String, String),
+    on_listed: impl FnOnce() + Send + 'static,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Arc<ArcSwap<PolicySet>> {
+    let shutdown = shutdown.boxed().shared();
+    let live = cluster::Live::new(metrics.clone());
+    cluster::spawn(client.clone(), live.clone(), on_listed);
+    let reporter = roster::Reporter::new(client.clone(), &namespace, &replica);
+    tokio::spawn(reporter.run(live.clone(), shutdown.clone()));
+    writer::spawn(client.clone(), live.clone(), namespace, replica, shutdown);
+    live.policies()
+}
