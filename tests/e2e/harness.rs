@@ -1,11 +1,11 @@
 //! One cluster and one forcegate per test binary, started by the first test
 //! that asks for it.
 //!
-//! Start-up: build the test bed, start `testcluster`, apply the CRD, issue
+//! Start-up: build the test bed, start `testcluster`, apply the CRDs, issue
 //! the serving certificate with `forcegate certs`, apply the e2e overlay
-//! (the whole base, webhooks by URL), mint a token for forcegate's
-//! ServiceAccount and run `forcegate serve --cluster kube` with it, then wait
-//! for `/readyz`. A failure anywhere fails every test with the reason.
+//! (the whole base, the shipped policies as objects, webhooks by URL), mint
+//! a token for forcegate's ServiceAccount and run `forcegate serve --cluster
+//! kube` (policies from the objects) with it, then wait for `/readyz`. A failure anywhere fails every test with the reason.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -42,7 +42,8 @@ pub struct Harness {
     /// Plain-HTTP port for /metrics, /healthz, /readyz.
     pub metrics_port: u16,
     pub ca_bundle: String,
-    forcegate_kubeconfig: PathBuf,
+    /// A token of forcegate's ServiceAccount (tests start more replicas).
+    pub forcegate_kubeconfig: PathBuf,
     forcegate: Mutex<Option<Tied>>,
     _cluster: Mutex<Tied>,
     /// Tests share it; the outage test takes it exclusively.
@@ -87,22 +88,21 @@ impl Harness {
         let (cluster, kubeconfig) = start_cluster(&bin, &work)?;
         let admin = Kubectl::new(&bin, &kubeconfig);
 
-        let crd = manifests.join("crd.yaml");
-        expect_ok(
-            &admin,
-            &["apply", "-f", path_str(&crd)?],
-            "applying the CRD",
-        )?;
-        expect_ok(
-            &admin,
-            &[
-                "wait",
-                "--for=condition=Established",
-                "--timeout=60s",
-                "customresourcedefinition/forcedeletions.forcegate.dev",
-            ],
-            "waiting for the CRD",
-        )?;
+        // The CRDs first: kubectl maps every object of the overlay (the
+        // shipped policies among them) before creating any.
+        for (file, name) in [
+            ("crd.yaml", "forcedeletions.forcegate.dev"),
+            ("policy-crd.yaml", "forcedeletionpolicies.forcegate.dev"),
+        ] {
+            let crd = manifests.join(file);
+            expect_ok(&admin, &["apply", "-f", path_str(&crd)?], "applying a CRD")?;
+            let name = format!("customresourcedefinition/{name}");
+            expect_ok(
+                &admin,
+                &["wait", "--for=condition=Established", "--timeout=60s", &name],
+                "waiting for a CRD",
+            )?;
+        }
 
         let certs = work.join("certs");
         let ca_bundle = issue_certificate(&certs)?;
@@ -188,10 +188,8 @@ impl Harness {
             .arg(format!("--listen=127.0.0.1:{}", self.port))
             .arg(format!("--metrics-listen=127.0.0.1:{}", self.metrics_port))
             .arg(format!("--tls-dir={}", self.work.join("certs").display()))
-            .arg(format!(
-                "--policies={}",
-                self.root.join("policies").display()
-            ))
+            // The shipped policies, as the overlay applied them.
+            .arg("--policies=crd")
             .arg("--shutdown-timeout=5")
             .current_dir(&self.work)
             .env("KUBECONFIG", &self.forcegate_kubeconfig)
