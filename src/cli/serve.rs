@@ -31,6 +31,8 @@ const DEV_SERVICE: &str = "forcegate";
 const DEV_NAMESPACE: &str = "forcegate";
 /// Budget for the ForceDeletion CRD to become Established at start.
 const CRD_TIMEOUT: Duration = Duration::from_secs(30);
+/// Budget, after the drain, to withdraw this replica's policy report.
+const POLICY_SOURCE_STOP: Duration = Duration::from_secs(3);
 
 pub fn run(args: ServeArgs) -> ExitCode {
     let _log_writer = match telemetry::init(args.log_format) {
@@ -107,7 +109,7 @@ async fn serve(args: ServeArgs) -> Result<Drained, Fatal> {
         ),
         _ => None,
     };
-    let (policies, _policy_watch) = match (policy_source(&args), &client) {
+    let (policies, _policy_watch, cluster_source) = match (policy_source(&args), &client) {
         (None, Some(client)) => {
             // Not ready, and every candidate undecidable, until listed.
             health.set_policies_loaded(false);
@@ -115,9 +117,9 @@ async fn serve(args: ServeArgs) -> Result<Drained, Fatal> {
             let identity = (pod_namespace(), pod_identity());
             let on_listed = move || listed.set_policies_loaded(true);
             let stopped = async move { stop.triggered().await };
-            let source =
+            let (policies, source) =
                 policy::source::start(client, &policy_metrics, identity, on_listed, stopped);
-            (source, None)
+            (policies, None, Some(source))
         }
         (None, None) => {
             return Err(config(anyhow!(
@@ -126,7 +128,7 @@ async fn serve(args: ServeArgs) -> Result<Drained, Fatal> {
         }
         (Some(dir), _) => {
             let (policies, watch) = policy_dir(dir, &policy_metrics)?;
-            (policies, Some(watch))
+            (policies, Some(watch), None)
         }
     };
 
@@ -156,7 +158,11 @@ async fn serve(args: ServeArgs) -> Result<Drained, Fatal> {
             _ => runtime(err),
         })?;
     tokio::spawn(shutdown_on_signal(shutdown));
-    Ok(running.wait().await)
+    let drained = running.wait().await;
+    if let Some(source) = cluster_source {
+        source.stopped(POLICY_SOURCE_STOP).await;
+    }
+    Ok(drained)
 }
 
 /// The policy directory, or `None` for the cluster's ForceDeletionPolicy

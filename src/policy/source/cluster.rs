@@ -51,7 +51,8 @@ impl Live {
         self.policies.clone()
     }
 
-    /// The store as it is now (hold briefly: the watch waits on it).
+    /// The store as it is now. Hold it briefly, never across an await or
+    /// a second call (a std mutex: the watch and the server wait on it).
     pub fn store(&self) -> MutexGuard<'_, Store> {
         // A panic while holding it leaves a consistent store: every change
         // is one insert or remove.
@@ -95,9 +96,10 @@ impl Live {
             self.metrics.loaded(set.len());
             self.policies.store(Arc::new(set));
         }
+        let listed = !was_synced && store.is_synced();
         drop(store);
         self.changes.send_modify(|n| *n = n.wrapping_add(1));
-        !was_synced && self.store().is_synced()
+        listed
     }
 }
 

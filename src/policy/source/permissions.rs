@@ -130,6 +130,20 @@ mod tests {
             .collect()
     }
 
+    /// Every fact group but the request's finalizers is read from kinds
+    /// the cluster view watches, so a new group must say which.
+    #[test]
+    fn every_fact_group_names_its_kinds() {
+        for group in GROUPS {
+            let kinds = Kind::for_fact_group(group);
+            assert_eq!(
+                kinds.is_empty(),
+                *group == "finalizers",
+                "{group}: {kinds:?}"
+            );
+        }
+    }
+
     #[test]
     fn a_policy_needs_the_kinds_its_facts_are_gathered_from() {
         assert_eq!(

@@ -158,7 +158,10 @@ impl Reporter {
         let mut changes = live.subscribe();
         let mut published: Option<(Report, Instant)> = None;
         loop {
-            let policies = live.store().is_synced().then(|| live.store().report());
+            let policies = {
+                let store = live.store();
+                store.is_synced().then(|| store.report())
+            };
             let due = match (&policies, &published) {
                 (None, _) => false,
                 (Some(_), None) => true,

@@ -158,7 +158,8 @@ impl Writer {
             // Coalesce bursts (a relist, both replicas reporting at once).
             tokio::time::sleep(Duration::from_millis(100)).await;
             changes.borrow_and_update();
-            if live.store().is_synced() {
+            let synced = live.store().is_synced();
+            if synced {
                 self.reconcile(&live, &roster).await;
             }
         }
