@@ -1,9 +1,9 @@
 //! Leader election over a `coordination.k8s.io/v1` Lease, client-go style.
 //!
-//! One verifier replica acts at a time. The holder renews every
-//! `retry_period`; it steps down when it has not renewed for
-//! `renew_deadline` (shorter than `lease_duration`, so it stops before anyone
-//! may take over). A candidate takes over when the record has not changed for
+//! One replica acts at a time (the verifier; the policy status writer, on
+//! its own lease). The holder renews every `retry_period`; it steps down
+//! when it has not renewed for `renew_deadline` (shorter than
+//! `lease_duration`, so it stops before anyone may take over). A candidate takes over when the record has not changed for
 //! `lease_duration` of *its own* monotonic clock, as client-go does, so clock
 //! skew between replicas cannot cause two leaders. Writes carry the
 //! resourceVersion read, so two candidates cannot both win.
@@ -130,7 +130,7 @@ impl LeaseLock {
         };
         let written = match (step, current) {
             (Step::Wait { holder }, _) => {
-                tracing::debug!(lease = %self.settings.lease_name, %holder, "verifier lease held by another replica");
+                tracing::debug!(lease = %self.settings.lease_name, %holder, "lease held by another replica");
                 return Ok(false);
             }
             (Step::Create, _) | (_, None) => {
@@ -252,7 +252,7 @@ pub async fn lead<W, F>(
                 Ok(true) => break,
                 Ok(false) => {}
                 Err(err) => {
-                    tracing::warn!(error = %err, lease = %settings.lease_name, "verifier leader election failed")
+                    tracing::warn!(error = %err, lease = %settings.lease_name, "leader election failed")
                 }
             }
             tokio::select! {
@@ -260,7 +260,7 @@ pub async fn lead<W, F>(
                 () = tokio::time::sleep(settings.retry_period) => {}
             }
         }
-        tracing::info!(identity = %settings.identity, lease = %settings.lease_name, "became verifier leader");
+        tracing::info!(identity = %settings.identity, lease = %settings.lease_name, "became leader");
         on_change(true);
         let (stop, stopped) = oneshot::channel();
         let task = tokio::spawn(work(stopped));
@@ -274,25 +274,27 @@ pub async fn lead<W, F>(
             match tokio::time::timeout(budget, lock.try_acquire_or_renew()).await {
                 Ok(Ok(true)) => renewed = Instant::now(),
                 Ok(Ok(false)) => {
-                    tracing::warn!(lease = %settings.lease_name, "verifier lease taken by another replica");
+                    tracing::warn!(lease = %settings.lease_name, "lease taken by another replica");
                     break false;
                 }
-                Ok(Err(err)) => tracing::warn!(error = %err, "renewing the verifier lease failed"),
+                Ok(Err(err)) => {
+                    tracing::warn!(error = %err, lease = %settings.lease_name, "renewing the lease failed")
+                }
                 Err(_) => {}
             }
             if renewed.elapsed() >= settings.renew_deadline {
-                tracing::warn!(lease = %settings.lease_name, "could not renew the verifier lease in time; stepping down");
+                tracing::warn!(lease = %settings.lease_name, "could not renew the lease in time; stepping down");
                 break false;
             }
         };
         let _ = stop.send(());
         if let Err(err) = task.await {
-            tracing::error!(error = %err, "verifier task failed");
+            tracing::error!(error = %err, lease = %settings.lease_name, "the leader's task failed");
         }
         on_change(false);
         if shutting_down {
             if let Err(err) = lock.release().await {
-                tracing::warn!(error = %err, "could not release the verifier lease");
+                tracing::warn!(error = %err, lease = %settings.lease_name, "could not release the lease");
             }
             return;
         }
