@@ -48,7 +48,11 @@ mod monitoring;
 mod monitoring_support;
 #[path = "e2e/outage.rs"]
 mod outage;
+#[path = "e2e/policies.rs"]
+mod policies;
 #[path = "e2e/rbac.rs"]
 mod rbac;
+#[path = "e2e/replicas.rs"]
+mod replicas;
 #[path = "e2e/webhook.rs"]
 mod webhook;

@@ -34,10 +34,7 @@ fn expand(text: &str, inputs: &BTreeMap<String, String>) -> String {
     for (name, value) in inputs {
         out = out.replace(&format!("${{{{ inputs.{name} }}}}"), value);
     }
-    out.replace(
-        "${{ github.action_path }}",
-        &root().display().to_string(),
-    )
+    out.replace("${{ github.action_path }}", &root().display().to_string())
 }
 
 /// Run every step of the composite action in `dir` with `inputs` over
@@ -50,7 +47,12 @@ fn run_action(dir: &Path, overrides: &[(&str, String)]) -> Vec<(String, Output)>
         .as_object()
         .expect("inputs")
         .iter()
-        .map(|(name, spec)| (name.clone(), spec["default"].as_str().unwrap_or_default().to_owned()))
+        .map(|(name, spec)| {
+            (
+                name.clone(),
+                spec["default"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
         .collect();
     for (name, value) in overrides {
         assert!(inputs.contains_key(*name), "no input {name}");
@@ -104,7 +106,11 @@ fn the_action_lints_and_tests_the_shipped_policies_with_a_junit_report() {
         "{}",
         describe(&ran)
     );
-    assert!(ran.iter().all(|(_, out)| out.status.success()), "{}", describe(&ran));
+    assert!(
+        ran.iter().all(|(_, out)| out.status.success()),
+        "{}",
+        describe(&ran)
+    );
     let lint = String::from_utf8_lossy(&ran[1].1.stderr);
     assert!(lint.contains("7 policies, 0 problems"), "{lint}");
     let report = std::fs::read_to_string(&junit).expect("the JUnit report");
@@ -150,7 +156,13 @@ fn the_pre_commit_hooks_run_lint_and_test_on_the_policy_directory() {
         let mut words = entry.split_whitespace();
         let program = words.next().expect("a program");
         let args: Vec<&str> = words
-            .chain(hook["args"].as_array().into_iter().flatten().filter_map(Value::as_str))
+            .chain(
+                hook["args"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str),
+            )
             .collect();
         let output = Command::new(program)
             .args(&args)

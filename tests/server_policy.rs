@@ -1,9 +1,14 @@
 //! `/validate-policy` on the real server over TLS: a ForceDeletionPolicy
 //! the loader refuses is denied with its field path; the endpoint is
-//! counted apart from the admission decisions.
+//! counted apart from the admission decisions. And before the policy
+//! objects are listed, candidates are undecidable and `/readyz` says so.
 
 mod server_support;
 
+use std::sync::Arc;
+
+use forcegate::policy::PolicySet;
+use forcegate::policy::source::cluster::NOT_LISTED;
 use hyper::StatusCode;
 use serde_json::{Value, json};
 use server_support::*;
@@ -67,5 +72,35 @@ async fn policies_are_checked_by_the_loader_at_their_own_path() {
         );
         assert_eq!(metric(&metrics, &series), Some(count), "{metrics}");
     }
+    harness.server.shutdown().await;
+}
+
+#[tokio::test]
+async fn before_the_policies_are_listed_candidates_are_undecidable_and_not_ready() {
+    let view = Arc::new(StaticView { synced: true });
+    let engine = engine_with(view, PolicySet::not_loaded(NOT_LISTED));
+    let harness = Harness::start(engine, |_| {}).await;
+    harness.server.health().set_policies_loaded(false);
+    let client = harness.client(false);
+    let url = harness.url("/validate");
+
+    let reply = post_json(&client, &url, fixture("force-delete-leader")).await;
+    let response: Value = reply.json()["response"].clone();
+    assert_eq!(response["allowed"], false, "{response}");
+    let message = response["status"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains(&format!("its policies are not loaded yet ({NOT_LISTED})")),
+        "{message}"
+    );
+    // What is not a candidate is never held up.
+    let reply = post_json(&client, &url, fixture("kubelet-final-delete")).await;
+    assert_eq!(reply.json()["response"]["allowed"], true);
+
+    let (status, _, body) = plain_get(&harness.metrics_url("/readyz")).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert!(body.contains("policies not loaded"), "{body}");
+    harness.server.health().set_policies_loaded(true);
+    let (status, _, _) = plain_get(&harness.metrics_url("/readyz")).await;
+    assert_eq!(status, StatusCode::OK);
     harness.server.shutdown().await;
 }

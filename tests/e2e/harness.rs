@@ -99,7 +99,12 @@ impl Harness {
             let name = format!("customresourcedefinition/{name}");
             expect_ok(
                 &admin,
-                &["wait", "--for=condition=Established", "--timeout=60s", &name],
+                &[
+                    "wait",
+                    "--for=condition=Established",
+                    "--timeout=60s",
+                    &name,
+                ],
                 "waiting for a CRD",
             )?;
         }

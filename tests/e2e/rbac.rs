@@ -41,6 +41,25 @@ fn forcegates_service_account_gets_what_it_needs_and_no_more() {
             NAMESPACE,
         ],
         &["create", "events.events.k8s.io", "-n", "default"],
+        &["watch", "forcedeletionpolicies.forcegate.dev"],
+        &[
+            "patch",
+            "forcedeletionpolicies.forcegate.dev",
+            "--subresource=status",
+        ],
+        &[
+            "update",
+            "leases.coordination.k8s.io/forcegate-policy-status",
+            "-n",
+            NAMESPACE,
+        ],
+        &[
+            "patch",
+            "leases.coordination.k8s.io/forcegate-policy-replicas",
+            "-n",
+            NAMESPACE,
+        ],
+        &["create", "selfsubjectaccessreviews.authorization.k8s.io"],
     ];
     for args in allowed {
         assert!(can(args), "forcegate needs `{}`", args.join(" "));
@@ -72,6 +91,16 @@ fn forcegates_service_account_gets_what_it_needs_and_no_more() {
         &[
             "update",
             "validatingwebhookconfigurations.admissionregistration.k8s.io",
+        ],
+        // Policies are the operators' to write; forcegate only reports.
+        &["create", "forcedeletionpolicies.forcegate.dev"],
+        &["patch", "forcedeletionpolicies.forcegate.dev"],
+        &["delete", "forcedeletionpolicies.forcegate.dev"],
+        &[
+            "update",
+            "leases.coordination.k8s.io/forcegate-policy-replicas",
+            "-n",
+            NAMESPACE,
         ],
     ];
     for args in denied {
