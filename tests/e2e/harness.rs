@@ -10,6 +10,7 @@
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::{Mutex, OnceLock, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -42,8 +43,7 @@ pub struct Harness {
     /// Plain-HTTP port for /metrics, /healthz, /readyz.
     pub metrics_port: u16,
     pub ca_bundle: String,
-    /// A token of forcegate's ServiceAccount (tests start more replicas).
-    pub forcegate_kubeconfig: PathBuf,
+    forcegate_kubeconfig: PathBuf,
     forcegate: Mutex<Option<Tied>>,
     _cluster: Mutex<Tied>,
     /// Tests share it; the outage test takes it exclusively.
@@ -178,6 +178,32 @@ impl Harness {
         outage
     }
 
+    /// `forcegate serve --cluster kube` as the ServiceAccount, as replica
+    /// `pod_name`, on these ports (tied to this process; output unset).
+    pub fn serve_command(&self, pod_name: &str, port: u16, metrics_port: u16) -> Command {
+        let mut command = process::tied_wrapper(Path::new(env!("CARGO_BIN_EXE_forcegate")));
+        command
+            .args(["serve", "--cluster", "kube"])
+            .arg(format!("--listen=127.0.0.1:{port}"))
+            .arg(format!("--metrics-listen=127.0.0.1:{metrics_port}"))
+            .arg(format!("--tls-dir={}", self.work.join("certs").display()))
+            // The shipped policies, as the overlay applied them.
+            .arg("--policies=crd")
+            .arg("--shutdown-timeout=5")
+            .current_dir(&self.work)
+            .env("KUBECONFIG", &self.forcegate_kubeconfig)
+            .env("POD_NAMESPACE", NAMESPACE)
+            .env("POD_NAME", pod_name)
+            .env("RUST_LOG", "warn,forcegate=debug")
+            .env("NO_PROXY", "127.0.0.1,localhost")
+            .env_remove("HTTPS_PROXY")
+            .env_remove("https_proxy")
+            .env_remove("HTTP_PROXY")
+            .env_remove("http_proxy")
+            .env_remove("ALL_PROXY");
+        command
+    }
+
     /// Start `forcegate serve` as the ServiceAccount and wait for /readyz.
     fn start_forcegate(&self) -> Result<()> {
         let log_path = self.work.join("forcegate.log");
@@ -187,28 +213,8 @@ impl Harness {
             .open(&log_path)
             .with_context(|| format!("opening {}", log_path.display()))?;
         let log_offset = log.metadata().map(|m| m.len()).unwrap_or(0);
-        let mut command = process::tied_wrapper(Path::new(env!("CARGO_BIN_EXE_forcegate")));
-        command
-            .args(["serve", "--cluster", "kube"])
-            .arg(format!("--listen=127.0.0.1:{}", self.port))
-            .arg(format!("--metrics-listen=127.0.0.1:{}", self.metrics_port))
-            .arg(format!("--tls-dir={}", self.work.join("certs").display()))
-            // The shipped policies, as the overlay applied them.
-            .arg("--policies=crd")
-            .arg("--shutdown-timeout=5")
-            .current_dir(&self.work)
-            .env("KUBECONFIG", &self.forcegate_kubeconfig)
-            .env("POD_NAMESPACE", NAMESPACE)
-            .env("POD_NAME", POD_NAME)
-            .env("RUST_LOG", "warn,forcegate=debug")
-            .env("NO_PROXY", "127.0.0.1,localhost")
-            .env_remove("HTTPS_PROXY")
-            .env_remove("https_proxy")
-            .env_remove("HTTP_PROXY")
-            .env_remove("http_proxy")
-            .env_remove("ALL_PROXY")
-            .stdout(log.try_clone()?)
-            .stderr(log);
+        let mut command = self.serve_command(POD_NAME, self.port, self.metrics_port);
+        command.stdout(log.try_clone()?).stderr(log);
         let mut process = Tied::spawn("forcegate", &mut command).context("spawning forcegate")?;
         let deadline = Instant::now() + READY_TIMEOUT;
         let mut last: String;

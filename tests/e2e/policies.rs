@@ -265,44 +265,41 @@ fn an_edit_is_in_force_within_two_seconds_and_a_deletion_removes_it() {
     let patch = r#"{"spec":{"action":"Warn"}}"#;
     h.admin
         .ok(&["patch", "fdp", name, "--type=merge", "-p", patch]);
-    let accepted = Instant::now();
-    let run = until(&scene, &force, warned);
-    eprintln!("e2e: Deny → Warn in force after {:?}", accepted.elapsed());
-    assert!(
-        accepted.elapsed() < Duration::from_secs(2),
-        "Deny → Warn took {:?} to be in force:\n{}",
-        accepted.elapsed(),
-        run.describe()
-    );
-
+    in_force_within_two_seconds(&scene, &force, "Deny → Warn", warned);
     h.admin.ok(&["delete", "fdp", name]);
-    let accepted = Instant::now();
-    let run = until(&scene, &force, |run| {
+    in_force_within_two_seconds(&scene, &force, "the deletion", |run| {
         run.success() && !run.stderr.contains(&format!("forcegate {name}:"))
     });
-    eprintln!("e2e: the deletion in force after {:?}", accepted.elapsed());
-    assert!(
-        accepted.elapsed() < Duration::from_secs(2),
-        "the deletion took {:?} to be in force:\n{}",
-        accepted.elapsed(),
-        run.describe()
-    );
 }
 
-/// Run `args` in the scene until `done`, at most 10 s (the caller times it).
-fn until(scene: &Scene, args: &[&str], done: impl Fn(&Run) -> bool) -> Run {
+/// Run `args` in the scene until `done`, which must hold within 2 s of
+/// the API server accepting the change (the caller's last call).
+fn in_force_within_two_seconds(
+    scene: &Scene,
+    args: &[&str],
+    what: &str,
+    done: impl Fn(&Run) -> bool,
+) {
+    let accepted = Instant::now();
     let all: Vec<&str> = ["-n", scene.ns.as_str()]
         .into_iter()
         .chain(args.iter().copied())
         .collect();
-    eventually("the change to be in force", Duration::from_secs(10), || {
+    let run = eventually(&format!("{what} in force"), Duration::from_secs(10), || {
         let run = scene.k().run(&all);
         if done(&run) {
             Ok(run)
         } else {
             Err(run.describe())
         }
-    })
+    });
+    eprintln!("e2e: {what} in force after {:?}", accepted.elapsed());
+    assert!(
+        accepted.elapsed() < Duration::from_secs(2),
+        "{what} took {:?} to be in force:\n{}",
+        accepted.elapsed(),
+        run.describe()
+    );
 }
 
 /// Puts the ClusterRole back however the test ends.

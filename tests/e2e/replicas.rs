@@ -5,19 +5,18 @@
 //! compiling leaves the last good generation in force where there is one.
 
 use std::net::TcpListener;
-use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::harness::{Harness, NAMESPACE, POD_NAME, harness, http_get, read_from, tail};
+use crate::harness::{Harness, POD_NAME, harness, http_get, read_from, tail};
 use crate::kubectl::eventually;
 use crate::policies::{apply, condition, scoped_policy};
-use crate::process::{self, Tied};
+use crate::process::Tied;
 
 const STATUS_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// A second `forcegate serve --policies crd` as forcegate's ServiceAccount,
+/// Another `forcegate serve --policies crd` as forcegate's ServiceAccount,
 /// on ports of its own; stopped (SIGTERM) on drop.
 struct Replica {
     name: String,
@@ -38,23 +37,8 @@ impl Replica {
         let metrics_port = free_port();
         let log = h.work.join(format!("{name}.log"));
         let file = std::fs::File::create(&log).expect("log file");
-        let mut command = process::tied_wrapper(Path::new(env!("CARGO_BIN_EXE_forcegate")));
-        command
-            .args(["serve", "--cluster", "kube", "--policies", "crd"])
-            .arg(format!("--listen=127.0.0.1:{}", free_port()))
-            .arg(format!("--metrics-listen=127.0.0.1:{metrics_port}"))
-            .arg(format!("--tls-dir={}", h.work.join("certs").display()))
-            .arg("--shutdown-timeout=5")
-            .current_dir(&h.work)
-            .env("KUBECONFIG", &h.forcegate_kubeconfig)
-            .env("POD_NAMESPACE", NAMESPACE)
-            .env("POD_NAME", name)
-            .env("RUST_LOG", "warn,forcegate=debug")
-            .env("NO_PROXY", "127.0.0.1,localhost")
-            .env_remove("HTTPS_PROXY")
-            .env_remove("https_proxy")
-            .stdout(file.try_clone().expect("log"))
-            .stderr(file);
+        let mut command = h.serve_command(name, free_port(), metrics_port);
+        command.stdout(file.try_clone().expect("log")).stderr(file);
         let process = Tied::spawn(name, &mut command).expect("spawn a second forcegate");
         let replica = Replica {
             name: name.to_owned(),

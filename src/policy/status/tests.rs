@@ -33,20 +33,24 @@ fn at(seconds: i64) -> Timestamp {
 }
 
 fn status_of(replicas: &[Report], generation: i64, current: Option<&PolicyStatus>) -> PolicyStatus {
+    computed(replicas, generation, &Permissions::Granted, current, at(10))
+}
+
+/// `compute` for policy `p` (uid `u1`, the inline spec) at `generation`.
+fn computed(
+    replicas: &[Report],
+    generation: i64,
+    permissions: &Permissions,
+    current: Option<&PolicyStatus>,
+    now: Timestamp,
+) -> PolicyStatus {
     let spec = inline();
     let subject = Subject {
         uid: "u1",
         generation,
         spec: &spec,
     };
-    compute(
-        subject,
-        "p",
-        replicas,
-        &Permissions::Granted,
-        current,
-        at(10),
-    )
+    compute(subject, "p", replicas, permissions, current, now)
 }
 
 fn ready(status: &PolicyStatus) -> (&str, &str, &str) {
@@ -142,33 +146,10 @@ fn no_replica_is_unknown() {
 fn transition_times_hold_while_the_status_does() {
     let replicas = [report("fg-a", Some(1), 1, None)];
     let first = status_of(&replicas, 1, None);
-    let spec = inline();
-    let subject = Subject {
-        uid: "u1",
-        generation: 1,
-        spec: &spec,
-    };
-    let again = compute(
-        subject,
-        "p",
-        &replicas,
-        &Permissions::Granted,
-        Some(&first),
-        at(99),
-    );
+    let granted = Permissions::Granted;
+    let again = computed(&replicas, 1, &granted, Some(&first), at(99));
     assert_eq!(again, first);
-    let subject = Subject {
-        generation: 2,
-        ..subject
-    };
-    let edited = compute(
-        subject,
-        "p",
-        &replicas,
-        &Permissions::Granted,
-        Some(&first),
-        at(99),
-    );
+    let edited = computed(&replicas, 2, &granted, Some(&first), at(99));
     assert_ne!(edited, first);
     let transition = |s: &PolicyStatus, t: &str| {
         s.conditions
@@ -185,14 +166,8 @@ fn transition_times_hold_while_the_status_does() {
 
 #[test]
 fn missing_permissions_name_the_resources() {
-    let spec = inline();
-    let subject = Subject {
-        uid: "u1",
-        generation: 1,
-        spec: &spec,
-    };
     let missing = Permissions::Missing(vec!["endpointslices.discovery.k8s.io".into()]);
-    let status = compute(subject, "p", &[], &missing, None, at(0));
+    let status = computed(&[], 1, &missing, None, at(0));
     let granted = &status.conditions[1];
     assert_eq!(granted.type_, PERMISSIONS_GRANTED);
     assert_eq!(
