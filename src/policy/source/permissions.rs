@@ -49,6 +49,11 @@ impl Checker {
         }
     }
 
+    /// Remember only these policy generations as checked.
+    pub fn keep(&mut self, current: BTreeSet<(String, i64)>) {
+        self.checked.retain(|seen| current.contains(seen));
+    }
+
     /// Which of `kinds` forcegate may not list and watch, for the policy
     /// generation `(uid, generation)`.
     pub async fn check(&mut self, kinds: &[Kind], uid: &str, generation: i64) -> Permissions {

@@ -200,6 +200,15 @@ impl Writer {
                     .map(|(_, policy)| kinds_read_by(policy)),
             })
             .collect();
+        // Forget what concerns policies deleted (or generations edited) since.
+        self.written
+            .retain(|uid, _| pending.iter().any(|p| p.uid == *uid));
+        self.checker.keep(
+            pending
+                .iter()
+                .map(|p| (p.uid.clone(), p.generation))
+                .collect(),
+        );
         for policy in pending {
             self.write(policy, &serving).await;
         }
