@@ -39,6 +39,16 @@ fn base_objects() -> Vec<Value> {
         let text = std::fs::read_to_string(entry.path()).expect("readable");
         found.extend(objects(&text));
     }
+    // The base includes ../policies: the shipped policies its Kustomization lists.
+    let policies = root().join("policies");
+    let kustomization =
+        std::fs::read_to_string(policies.join("Kustomization")).expect("Kustomization");
+    let listed: Value = serde_saphyr::from_str(&kustomization).expect("Kustomization parses");
+    for file in listed["resources"].as_array().expect("resources") {
+        let file = file.as_str().expect("a file name");
+        let text = std::fs::read_to_string(policies.join(file)).expect("a shipped policy");
+        found.extend(objects(&text));
+    }
     found
 }
 
@@ -163,6 +173,7 @@ fn trusted_users_default_to_the_classification() {
 const BASE_ONLY: &[&str] = &[
     "Namespace/forcegate",
     "CustomResourceDefinition/forcedeletions.forcegate.dev",
+    "CustomResourceDefinition/forcedeletionpolicies.forcegate.dev",
 ];
 const CHART_ONLY: &[&str] = &[
     "Service/forcegate-metrics",
@@ -362,6 +373,10 @@ fn monitoring_policies_and_crd_copies_match_their_sources() {
     same(
         "charts/forcegate/crds/forcedeletions.forcegate.dev.yaml",
         "manifests/crd.yaml",
+    );
+    same(
+        "charts/forcegate/crds/forcedeletionpolicies.forcegate.dev.yaml",
+        "manifests/policy-crd.yaml",
     );
     let mut shipped = Vec::new();
     for entry in std::fs::read_dir(root().join("policies"))

@@ -70,7 +70,11 @@ mod monitoring_support;
 mod oncall;
 #[path = "e2e/outage.rs"]
 mod outage;
+#[path = "e2e/policies.rs"]
+mod policies;
 #[path = "e2e/rbac.rs"]
 mod rbac;
+#[path = "e2e/replicas.rs"]
+mod replicas;
 #[path = "e2e/webhook.rs"]
 mod webhook;

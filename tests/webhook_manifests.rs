@@ -35,8 +35,8 @@ fn normalized(text: &str) -> String {
 fn conditions(webhook: &Value) -> BTreeMap<String, String> {
     webhook["matchConditions"]
         .as_array()
-        .expect("matchConditions")
-        .iter()
+        .into_iter()
+        .flatten()
         .map(|c| {
             let name = c["name"].as_str().expect("condition name").to_owned();
             (
@@ -156,11 +156,14 @@ fn mutating_webhooks_mirror_the_validating_ones() {
     }
 }
 
+/// The webhook that checks ForceDeletionPolicy objects; it gates no deletion.
+const POLICY_WEBHOOK: &str = "policies.forcegate.dev";
+
 #[test]
 fn every_route_a_finalizer_can_leave_by_is_sent() {
     let validating = webhooks("validatingwebhookconfiguration.yaml");
     let mut routes = Vec::new();
-    for (name, webhook) in &validating {
+    for (name, webhook) in validating.iter().filter(|(n, _)| *n != POLICY_WEBHOOK) {
         assert_eq!(webhook["failurePolicy"], "Fail", "{name}");
         assert_eq!(webhook["admissionReviewVersions"], json!(["v1"]), "{name}");
         assert_eq!(webhook["sideEffects"], "NoneOnDryRun", "{name}");
@@ -209,4 +212,31 @@ fn every_route_a_finalizer_can_leave_by_is_sent() {
             "no webhook rule for {route}: {routes:?}"
         );
     }
+}
+
+/// Policies are checked at `kubectl apply`, but a forcegate outage must not
+/// stop anyone managing them (nor `kubectl apply -k` installing them before
+/// forcegate runs): Ignore, no side effects, only the policy kind.
+#[test]
+fn policy_objects_are_sent_to_their_own_path_and_fail_open() {
+    let validating = webhooks("validatingwebhookconfiguration.yaml");
+    let webhook = &validating[POLICY_WEBHOOK];
+    assert_eq!(webhook["failurePolicy"], "Ignore");
+    assert_eq!(webhook["sideEffects"], "None");
+    assert_eq!(webhook["admissionReviewVersions"], json!(["v1"]));
+    assert_eq!(
+        webhook["clientConfig"]["service"]["path"],
+        "/validate-policy"
+    );
+    assert_eq!(
+        webhook["rules"],
+        json!([{
+            "operations": ["CREATE", "UPDATE"],
+            "apiGroups": ["forcegate.dev"],
+            "apiVersions": ["v1alpha1"],
+            "resources": ["forcedeletionpolicies"],
+            "scope": "Cluster",
+        }])
+    );
+    assert!(webhook.get("matchConditions").is_none());
 }

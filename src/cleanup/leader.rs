@@ -1,9 +1,11 @@
 //! Leader election over a `coordination.k8s.io/v1` Lease, client-go style.
 //!
-//! One replica acts at a time (the verifier, and the certificate manager on
-//! a Lease of its own). The holder renews every `retry_period`; it steps
-//! down when it has not renewed for `renew_deadline` (shorter than
-//! `lease_duration`, so it stops before anyone may take over). A candidate takes over when the record has not changed for
+//! One replica acts at a time (the verifier, the certificate manager and
+//! the policy status writer, each on a Lease of its own). The holder renews
+//! every `retry_period`; it steps down when it has not renewed for
+//! `renew_deadline` (shorter than `lease_duration`, so it stops before
+//! anyone may take over). A candidate takes over when the record has not
+//! changed for
 //! `lease_duration` of *its own* monotonic clock, as client-go does, so clock
 //! skew between replicas cannot cause two leaders. Writes carry the
 //! resourceVersion read, so two candidates cannot both win.
@@ -289,7 +291,7 @@ pub async fn lead<W, F>(
         };
         let _ = stop.send(());
         if let Err(err) = task.await {
-            tracing::error!(error = %err, lease = %settings.lease_name, "leader task failed");
+            tracing::error!(error = %err, lease = %settings.lease_name, "the leader's task failed");
         }
         on_change(false);
         if shutting_down {

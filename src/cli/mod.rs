@@ -115,9 +115,11 @@ pub struct ServeArgs {
     /// With --manage-certs: check the certificates at least this often (seconds).
     #[arg(long, value_parser = humantime_secs, default_value = "43200")]
     pub cert_check_interval: Duration,
-    /// Policy directory, watched and hot-reloaded.
-    #[arg(long, env = "FORCEGATE_POLICIES", default_value = "policies")]
-    pub policies: PathBuf,
+    /// `crd` for the cluster's ForceDeletionPolicy objects (the default
+    /// with `--cluster kube`), or a policy directory, watched and
+    /// hot-reloaded (default otherwise: `policies`).
+    #[arg(long, env = "FORCEGATE_POLICIES")]
+    pub policies: Option<String>,
     /// `kube` for the live cluster (kubeconfig or in-cluster), or snapshot files/directories.
     #[arg(long, env = "FORCEGATE_CLUSTER", default_value = "examples/cluster")]
     pub cluster: String,

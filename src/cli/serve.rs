@@ -31,6 +31,8 @@ const DEV_SERVICE: &str = "forcegate";
 const DEV_NAMESPACE: &str = "forcegate";
 /// Budget for the ForceDeletion CRD to become Established at start.
 const CRD_TIMEOUT: Duration = Duration::from_secs(30);
+/// Budget, after the drain, to withdraw this replica's policy report.
+const POLICY_SOURCE_STOP: Duration = Duration::from_secs(3);
 
 pub fn run(args: ServeArgs) -> ExitCode {
     let _log_writer = match telemetry::init(args.log_format) {
@@ -102,24 +104,8 @@ async fn serve(args: ServeArgs) -> Result<Drained, Fatal> {
     let mut registry = Registry::default();
     let shutdown = Shutdown::new();
 
-    // Refuse to start on a broken policy directory; once running, a broken
-    // edit keeps the last good set in force.
+    let health = Health::default();
     let policy_metrics = PolicyMetrics::register(&mut registry);
-    let set = PolicySet::load_dir(&args.policies).map_err(|err| {
-        let findings: Vec<String> = err.findings().iter().map(ToString::to_string).collect();
-        config(anyhow!("invalid policies:\n  {}", findings.join("\n  ")))
-    })?;
-    tracing::info!(dir = %args.policies.display(), policies = ?set.names(), "policies loaded");
-    policy_metrics.loaded(set.len());
-    let policies = Arc::new(ArcSwap::from_pointee(set));
-    let _policy_watch = policy::watch::spawn(
-        args.policies.clone(),
-        policies.clone(),
-        policy_metrics.clone(),
-    )
-    .map_err(runtime)?;
-
-    let cleanup_metrics = CleanupMetrics::register(&mut registry);
     let client = match live {
         true => Some(
             kube::Client::try_default()
@@ -129,6 +115,30 @@ async fn serve(args: ServeArgs) -> Result<Drained, Fatal> {
         ),
         false => None,
     };
+    let (policies, _policy_watch, cluster_source) = match (policy_source(&args), &client) {
+        (None, Some(client)) => {
+            // Not ready, and every candidate undecidable, until listed.
+            health.set_policies_loaded(false);
+            let (listed, stop) = (health.clone(), shutdown.clone());
+            let identity = (pod_namespace(), pod_identity());
+            let on_listed = move || listed.set_policies_loaded(true);
+            let stopped = async move { stop.triggered().await };
+            let (policies, source) =
+                policy::source::start(client, &policy_metrics, identity, on_listed, stopped);
+            (policies, None, Some(source))
+        }
+        (None, None) => {
+            return Err(config(anyhow!(
+                "--policies crd reads ForceDeletionPolicy objects from the cluster; it needs --cluster kube"
+            )));
+        }
+        (Some(dir), _) => {
+            let (policies, watch) = policy_dir(dir, &policy_metrics)?;
+            (policies, Some(watch), None)
+        }
+    };
+
+    let cleanup_metrics = CleanupMetrics::register(&mut registry);
     let (cluster, recorder) = match &client {
         Some(client) => live_sources(client.clone(), &args, cleanup_metrics, &shutdown).await?,
         None => snapshot_sources(&args, cleanup_metrics)?,
@@ -143,7 +153,6 @@ async fn serve(args: ServeArgs) -> Result<Drained, Fatal> {
     let engine = Arc::new(
         Engine::new(policies, cluster, recorder, settings).with_policy_metrics(policy_metrics),
     );
-    let health = Health::default();
     let mut server = Server::new(server_config, engine)
         .with_registry(registry)
         .with_health(health.clone())
@@ -182,7 +191,39 @@ async fn serve(args: ServeArgs) -> Result<Drained, Fatal> {
     if let Some(managed) = managed {
         managed.serve_into(running.cert_store().clone());
     }
-    Ok(running.wait().await)
+    let drained = running.wait().await;
+    if let Some(source) = cluster_source {
+        source.stopped(POLICY_SOURCE_STOP).await;
+    }
+    Ok(drained)
+}
+
+/// The policy directory, or `None` for the cluster's ForceDeletionPolicy
+/// objects (`crd`, the default with `--cluster kube`).
+fn policy_source(args: &ServeArgs) -> Option<PathBuf> {
+    match args.policies.as_deref().map(str::trim) {
+        Some("crd") => None,
+        Some(dir) => Some(PathBuf::from(dir)),
+        None if args.cluster.trim() == "kube" => None,
+        None => Some(PathBuf::from("policies")),
+    }
+}
+
+/// Refuse to start on a broken policy directory; once running, a broken
+/// edit keeps the last good set in force.
+fn policy_dir(
+    dir: PathBuf,
+    metrics: &PolicyMetrics,
+) -> Result<(Arc<ArcSwap<PolicySet>>, policy::watch::WatchHandle), Fatal> {
+    let set = PolicySet::load_dir(&dir).map_err(|err| {
+        let findings: Vec<String> = err.findings().iter().map(ToString::to_string).collect();
+        config(anyhow!("invalid policies:\n  {}", findings.join("\n  ")))
+    })?;
+    tracing::info!(dir = %dir.display(), policies = ?set.names(), "policies loaded");
+    metrics.loaded(set.len());
+    let policies = Arc::new(ArcSwap::from_pointee(set));
+    let watch = policy::watch::spawn(dir, policies.clone(), metrics.clone()).map_err(runtime)?;
+    Ok((policies, watch))
 }
 
 /// A serving pair must exist; on a fresh checkout create a development CA

@@ -116,6 +116,52 @@ impl Kind {
     }
 }
 
+impl Kind {
+    /// The kinds fact group `group` (as the policy catalog names it) is
+    /// gathered from: what forcegate must be able to list and watch for
+    /// those facts to be known. `finalizers` come from the request alone.
+    pub fn for_fact_group(group: &str) -> Vec<Kind> {
+        use Kind::*;
+        match group {
+            // The view's UID for any target kind the identity check knows.
+            "identity" => vec![
+                Pod,
+                PersistentVolumeClaim,
+                PersistentVolume,
+                Namespace,
+                Deployment,
+                ReplicaSet,
+                StatefulSet,
+                Job,
+                CronJob,
+            ],
+            "pod" => vec![Pod],
+            "node" => vec![Node],
+            "owners" => vec![ReplicaSet, Deployment, StatefulSet, Job, CronJob],
+            "leader" => vec![Lease, ConfigMap, Endpoints],
+            "volumes" => vec![PersistentVolumeClaim, PersistentVolume, VolumeAttachment],
+            "endpoints" => vec![EndpointSlice],
+            "claim" => vec![PersistentVolumeClaim, Pod],
+            "persistentVolume" => vec![PersistentVolume, VolumeAttachment],
+            // Labels of the namespace, and counts of what it still holds.
+            "namespace" => std::iter::once(Namespace)
+                .chain(Kind::ALL.into_iter().filter(|k| k.namespaced()))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// `resource.group` (`pods`, `volumeattachments.storage.k8s.io`), as
+    /// RBAC and `kubectl auth can-i` name it.
+    pub fn qualified_resource(self) -> String {
+        if self.group().is_empty() {
+            self.resource().to_owned()
+        } else {
+            format!("{}.{}", self.resource(), self.group())
+        }
+    }
+}
+
 impl fmt::Display for Kind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -149,6 +195,19 @@ mod tests {
         );
         assert_eq!(Kind::from_list_kind("v1", "List"), None);
         assert_eq!(Kind::from_list_kind("v1", "ServiceList"), None);
+    }
+
+    #[test]
+    fn fact_groups_name_the_kinds_they_read() {
+        assert_eq!(Kind::for_fact_group("endpoints"), [Kind::EndpointSlice]);
+        assert!(Kind::for_fact_group("finalizers").is_empty());
+        let namespace = Kind::for_fact_group("namespace");
+        assert!(namespace.contains(&Kind::Namespace) && namespace.contains(&Kind::ConfigMap));
+        assert_eq!(
+            Kind::VolumeAttachment.qualified_resource(),
+            "volumeattachments.storage.k8s.io"
+        );
+        assert_eq!(Kind::Pod.qualified_resource(), "pods");
     }
 
     #[test]

@@ -129,6 +129,19 @@ pub fn check_text(file: &Path, text: &str) -> (Vec<Policy>, Vec<Finding>) {
 struct Header {
     #[serde(default, rename = "kind")]
     kind: Option<Located<String>>,
+    /// A `List`'s items, recognised the same way.
+    #[serde(default)]
+    items: Option<Vec<Header>>,
+}
+
+/// `kind` of the list `kubectl get ... -o yaml` prints for several objects.
+const LIST_KIND: &str = "List";
+
+/// A `List` of policies, as `kubectl get forcedeletionpolicies -o yaml`
+/// prints it: only its items matter.
+#[derive(Deserialize)]
+struct ListDocument {
+    items: Vec<PolicyDocument>,
 }
 
 /// YAML 1.2 booleans only (`no` and `n` stay strings, as in the snapshot
@@ -140,22 +153,51 @@ pub fn yaml_options() -> serde_saphyr::Options {
     options
 }
 
+/// The policies in `text`: its documents, or the items of its `List`s.
 fn parse_documents(text: &str) -> Result<Vec<PolicyDocument>, (u32, u32, String)> {
     let headers: Vec<Header> = serde_saphyr::from_str_multiple_with_options(text, yaml_options())
         .map_err(located_error)?;
+    let mut first_list = None;
     for header in &headers {
         match &header.kind {
-            Some(kind) if kind.value != KIND => {
-                return Err((
-                    kind.line,
-                    kind.column,
-                    format!("kind must be `{KIND}`, not `{}`", kind.value),
-                ));
+            Some(kind) if kind.value == LIST_KIND => {
+                first_list.get_or_insert((kind.line, kind.column));
+                header.items.iter().flatten().try_for_each(policy_kind)?;
             }
-            _ => {}
+            _ => policy_kind(header)?,
         }
     }
-    serde_saphyr::from_str_multiple_with_options(text, yaml_options()).map_err(located_error)
+    let lists = headers
+        .iter()
+        .filter(|h| h.kind.as_ref().is_some_and(|k| k.value == LIST_KIND))
+        .count();
+    match first_list {
+        None => serde_saphyr::from_str_multiple_with_options(text, yaml_options())
+            .map_err(located_error),
+        Some(_) if lists == headers.len() => {
+            let lists: Vec<ListDocument> =
+                serde_saphyr::from_str_multiple_with_options(text, yaml_options())
+                    .map_err(located_error)?;
+            Ok(lists.into_iter().flat_map(|list| list.items).collect())
+        }
+        Some((line, column)) => Err((
+            line,
+            column,
+            format!("a file holds either {KIND} documents or `List`s of them, not both"),
+        )),
+    }
+}
+
+/// A document that names a kind must name the policy kind.
+fn policy_kind(header: &Header) -> Result<(), (u32, u32, String)> {
+    match &header.kind {
+        Some(kind) if kind.value != KIND => Err((
+            kind.line,
+            kind.column,
+            format!("kind must be `{KIND}`, not `{}`", kind.value),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// A YAML error as (line, column, one-line reason).
@@ -199,126 +241,4 @@ fn duplicates(policies: &[Policy]) -> Vec<Finding> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const GOOD: &str = "\
-apiVersion: forcegate.dev/v1alpha1
-kind: ForceDeletionPolicy
-metadata:
-  name: node-alive
-spec:
-  match:
-    intents: [ForceDelete]
-  conditions:
-    - fact: node.ready
-      equals: true
-  action: Deny
-  message: node {{ facts.node.name }} is Ready
-";
-
-    fn check(text: &str) -> Vec<String> {
-        check_text(Path::new("p.yaml"), text)
-            .1
-            .iter()
-            .map(ToString::to_string)
-            .collect()
-    }
-
-    #[test]
-    fn good_policy_compiles() {
-        let (policies, findings) = check_text(Path::new("p.yaml"), GOOD);
-        assert!(findings.is_empty(), "{findings:?}");
-        assert_eq!(policies.len(), 1);
-        assert_eq!(&*policies[0].name, "node-alive");
-        assert_eq!(policies[0].line, 4);
-    }
-
-    #[test]
-    fn yaml_errors_have_locations_and_one_line() {
-        let found =
-            check(&GOOD.replace("      equals: true", "      equals: true\n      bogus: 1"));
-        assert_eq!(found.len(), 1);
-        assert!(
-            found[0].starts_with("p.yaml:11:7: unknown field `bogus`"),
-            "{found:?}"
-        );
-        assert!(!found[0].contains('\n'));
-        let found = check(&GOOD.replace("action: Deny", "action: Block"));
-        assert!(
-            found[0].starts_with("p.yaml:11:11: unknown variant `Block`"),
-            "{found:?}"
-        );
-        let found = check("spec: [\n");
-        assert!(found[0].starts_with("p.yaml:"), "{found:?}");
-    }
-
-    #[test]
-    fn semantic_errors_are_all_reported() {
-        let text = GOOD
-            .replace("node.ready", "node.redy")
-            .replace("name: node-alive", "name: Node_Alive")
-            .replace("{{ facts.node.name }}", "{{ facts.node.name ");
-        let found = check(&text);
-        assert_eq!(found.len(), 3, "{found:?}");
-        assert!(
-            found
-                .iter()
-                .any(|f| f.starts_with("p.yaml:4:9: metadata.name"))
-        );
-        assert!(
-            found
-                .iter()
-                .any(|f| f.starts_with("p.yaml:9:13: unknown fact `node.redy`"))
-        );
-        assert!(
-            found
-                .iter()
-                .any(|f| f.starts_with("p.yaml:12:17: in template")),
-            "{found:?}"
-        );
-    }
-
-    #[test]
-    fn wrong_kind_is_named() {
-        let found = check("kind: PolicyTestSuite\ncases: []\n");
-        assert_eq!(
-            found,
-            vec!["p.yaml:1:7: kind must be `ForceDeletionPolicy`, not `PolicyTestSuite`"]
-        );
-    }
-
-    #[test]
-    fn multiple_documents_and_duplicates() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let a = dir.path().join("a.yaml");
-        let b = dir.path().join("b.yaml");
-        std::fs::write(
-            &a,
-            format!("{GOOD}---\n{}", GOOD.replace("node-alive", "other")),
-        )
-        .expect("write");
-        std::fs::write(&b, GOOD).expect("write");
-        std::fs::write(dir.path().join("a_test.yaml"), "kind: PolicyTestSuite\n").expect("write");
-        std::fs::write(dir.path().join(".hidden.yaml"), "garbage: [").expect("write");
-        let files = policy_files(dir.path()).expect("list");
-        assert_eq!(files, vec![a.clone(), b.clone()]);
-        let err = load_files(&files).expect_err("duplicate");
-        let text = err.to_string();
-        assert!(
-            text.contains("b.yaml:4:9: duplicate policy name `node-alive`"),
-            "{text}"
-        );
-        std::fs::remove_file(&b).expect("rm");
-        let policies = load_files(&policy_files(dir.path()).expect("list")).expect("loads");
-        let names: Vec<&str> = policies.iter().map(|p| &*p.name).collect();
-        assert_eq!(names, vec!["node-alive", "other"]);
-    }
-
-    #[test]
-    fn suite_names() {
-        assert!(is_suite_name("node-alive_test.yaml"));
-        assert!(is_suite_name("node-alive.test.yml"));
-        assert!(!is_suite_name("node-alive.yaml"));
-    }
-}
+mod tests;

@@ -8,12 +8,19 @@
 //!   evaluation context's roots, each turned into JSON when first read.
 //! - [`message`]: templates, warning limits, audit annotation keys.
 //! - [`watch`]: hot reload for `serve` that keeps the last good set.
+//! - [`crd`], [`object`], [`webhook`]: policies as cluster objects, their
+//!   CRD generated from the model, compiled by the same loader, checked at
+//!   apply.
+//! - [`source`]: the live source (a watch on the objects, per-object last
+//!   good generation) and the replicas' reports; [`status`]: what the
+//!   status writer puts on each object.
 //!
 //! Evaluation is pure: the same policies, facts and request always give the
 //! same [`Decision`], which is what lets `review` match the server byte for
 //! byte.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use k8s_openapi::jiff::Timestamp;
 
@@ -26,6 +33,7 @@ pub mod catalog;
 mod compile;
 pub mod condition;
 mod context;
+pub mod crd;
 mod error;
 mod eval;
 pub mod load;
@@ -33,8 +41,13 @@ mod matcher;
 pub mod message;
 pub mod metrics;
 pub mod model;
+pub mod object;
 mod path;
+pub mod source;
+pub mod status;
+mod unloaded;
 pub mod watch;
+pub mod webhook;
 
 pub use compile::Policy;
 pub use error::{Finding, PolicyError};
@@ -60,6 +73,9 @@ pub struct PolicySet {
     sources: Vec<PathBuf>,
     /// The optional fact groups some policy reads.
     needs: Needs,
+    /// Why no set is in force yet; every candidate is then denied as
+    /// undecidable (see [`PolicySet::not_loaded`]).
+    not_loaded: Option<Arc<str>>,
 }
 
 impl PolicySet {
@@ -90,7 +106,23 @@ impl PolicySet {
             policies,
             sources,
             needs,
+            not_loaded: None,
         }
+    }
+
+    /// No policies yet, and why (a source that has not synced). Unlike an
+    /// empty set, which allows everything, this decides nothing: every
+    /// candidate is denied as undecidable until a set is loaded.
+    pub fn not_loaded(reason: impl Into<Arc<str>>) -> PolicySet {
+        PolicySet {
+            not_loaded: Some(reason.into()),
+            ..PolicySet::default()
+        }
+    }
+
+    /// Why the set is not loaded yet, if it is not.
+    pub fn loading(&self) -> Option<&str> {
+        self.not_loaded.as_deref()
     }
 
     /// The optional fact groups to gather for this set: the ones some
@@ -123,7 +155,10 @@ impl PolicySet {
 
     /// Run every matching policy; the most severe action wins.
     pub fn evaluate(&self, input: &EvalInput<'_>) -> Decision {
-        eval::evaluate(&self.policies, input)
+        match &self.not_loaded {
+            Some(reason) => unloaded::decision(input, reason),
+            None => eval::evaluate(&self.policies, input),
+        }
     }
 }
 

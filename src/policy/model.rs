@@ -10,6 +10,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::de::IgnoredAny;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
@@ -19,6 +20,9 @@ use crate::decision::Action;
 pub const API_VERSION: &str = "forcegate.dev/v1alpha1";
 /// `kind` of every policy document.
 pub const KIND: &str = "ForceDeletionPolicy";
+/// A Kubernetes DNS-1123 label (length checked apart), as policy and rule
+/// names must be.
+pub const DNS_LABEL: &str = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$";
 
 /// A value with the 1-based line and column it was read from (0 when the
 /// source had no locations, e.g. JSON built in memory).
@@ -83,6 +87,11 @@ pub struct PolicyDocument {
     pub kind: Located<String>,
     pub metadata: Metadata,
     pub spec: PolicySpec,
+    /// Written by forcegate in the cluster; read from `kubectl get -o yaml`
+    /// output and ignored.
+    #[serde(default)]
+    #[schemars(skip)]
+    pub status: Option<IgnoredAny>,
 }
 
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -94,12 +103,35 @@ pub struct Metadata {
     pub labels: BTreeMap<String, String>,
     #[serde(default)]
     pub annotations: BTreeMap<String, String>,
+    // What the API server adds, as `kubectl get -o yaml` prints it: read and
+    // ignored, so a policy fetched from a cluster lints as written.
+    #[serde(default)]
+    #[schemars(skip)]
+    pub uid: Option<IgnoredAny>,
+    #[serde(default)]
+    #[schemars(skip)]
+    pub resource_version: Option<IgnoredAny>,
+    #[serde(default)]
+    #[schemars(skip)]
+    pub generation: Option<IgnoredAny>,
+    #[serde(default)]
+    #[schemars(skip)]
+    pub creation_timestamp: Option<IgnoredAny>,
+    #[serde(default)]
+    #[schemars(skip)]
+    pub managed_fields: Option<IgnoredAny>,
 }
 
 /// Either one rule written inline (`conditions`, `action`, `message`,
 /// `remediation`) or several under `rules`, sharing `match` and `exclude`.
+// The `x-kubernetes-*` keywords are for the CRD: the API server enforces
+// them itself, so they hold even while forcegate is down.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-validations" = [{
+    "rule": "has(self.rules) ? !(has(self.conditions) || has(self.action) || has(self.message) || has(self.remediation)) : (has(self.action) && has(self.message))",
+    "message": "use either `rules` or one inline rule (`action` and `message`, optional `conditions` and `remediation`), not both"
+}]))]
 pub struct PolicySpec {
     /// For humans and `forcegate lint`; not shown to requesters.
     #[serde(default)]
@@ -119,12 +151,17 @@ pub struct PolicySpec {
     pub action: Option<Located<Action>>,
     /// Template, e.g. `node {{ facts.node.name }} is Ready`.
     #[serde(default)]
+    #[schemars(length(min = 1))]
     pub message: Option<Located<String>>,
     /// Template: what to do instead.
     #[serde(default)]
     pub remediation: Option<Located<String>>,
-    /// Several rules; every one that holds fires.
+    /// Several rules; every one that holds fires. Names are unique.
     #[serde(default)]
+    #[schemars(length(min = 1), extend(
+        "x-kubernetes-list-type" = "map",
+        "x-kubernetes-list-map-keys" = ["name"]
+    ))]
     pub rules: Option<Vec<Located<Rule>>>,
 }
 
@@ -133,7 +170,8 @@ pub struct PolicySpec {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Match {
     /// `ForceDelete`, `Eviction`, `FinalizerRemoval`, `NamespaceFinalize`.
-    #[schemars(extend("items" = {
+    #[schemars(length(min = 1), extend("items" = {
+        "type": "string",
         "enum": ["ForceDelete", "Eviction", "FinalizerRemoval", "NamespaceFinalize"]
     }))]
     pub intents: Vec<Located<String>>,
@@ -216,7 +254,9 @@ impl UnknownAction {
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Rule {
-    /// Unique within the policy; shown in outcomes as `policy/rule`.
+    /// Unique within the policy; shown in outcomes as `policy/rule`. A
+    /// DNS-1123 label.
+    #[schemars(length(max = 63), regex(pattern = DNS_LABEL))]
     pub name: Located<String>,
     /// All must hold (empty: always).
     #[serde(default)]
@@ -225,6 +265,7 @@ pub struct Rule {
     #[serde(default)]
     pub on_unknown: Option<Located<UnknownAction>>,
     /// Template.
+    #[schemars(length(min = 1))]
     pub message: Located<String>,
     /// Template: what to do instead.
     #[serde(default)]

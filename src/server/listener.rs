@@ -276,7 +276,8 @@ async fn serve<S>(
     tokio::pin!(connection);
     let too_old = tokio::time::sleep(options.max_age);
     tokio::pin!(too_old);
-    let mut closing: Option<(Closing, Instant)> = None;
+    // Why we are closing, and until when the connection may finish.
+    let mut closing: Option<(Closing, Option<Instant>)> = None;
     loop {
         let reason = tokio::select! {
             result = connection.as_mut() => {
@@ -288,19 +289,19 @@ async fn serve<S>(
             _ = shared.shutdown.triggered(), if closing.is_none() => Closing::Shutdown,
             _ = activity.idle(options.idle_timeout), if closing.is_none() => Closing::Idle,
             _ = &mut too_old, if closing.is_none() => Closing::Age,
-            _ = sleep_until(closing.map(|(_, at)| at)), if closing.is_some() => {
+            _ = sleep_until(closing.and_then(|(_, at)| at)), if closing.is_some() => {
                 tracing::debug!(%peer, reason = ?closing.map(|(why, _)| why), "connection still open after its grace period; dropping it");
                 return;
             }
         };
         tracing::trace!(%peer, ?reason, "closing connection gracefully");
         connection.as_mut().graceful_shutdown();
-        let grace = match reason {
-            // The drain's own deadline applies.
-            Closing::Shutdown => options.shutdown_timeout,
-            Closing::Idle | Closing::Age => options.age_grace,
+        let until = match reason {
+            // The drain's deadline decides, and counts what it abandons.
+            Closing::Shutdown => None,
+            Closing::Idle | Closing::Age => Some(Instant::now() + options.age_grace),
         };
-        closing = Some((reason, Instant::now() + grace));
+        closing = Some((reason, until));
     }
 }
 

@@ -20,7 +20,7 @@ use prometheus_client::registry::Registry;
 use tokio::sync::Semaphore;
 
 use super::Config;
-use super::body::{self, BodyBudget, TooComplex};
+use super::body::{self, BodyBudget, Reserved, TooComplex};
 use super::health::Health;
 use super::metrics::{self, Metrics};
 use crate::admission::BadReview;
@@ -74,6 +74,7 @@ pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .route("/validate", post(validate))
         .route("/mutate", post(mutate))
+        .route("/validate-policy", post(validate_policy))
         .merge(observability())
         .fallback(not_found)
         .with_state(state)
@@ -103,6 +104,32 @@ async fn mutate(State(state): State<Arc<AppState>>, request: Request) -> Respons
     admit(&state, Endpoint::Mutate, &parts.headers, body).await
 }
 
+/// ForceDeletionPolicy CREATE/UPDATE through the policy loader: no
+/// decision, cluster view or record, only the same body checks.
+async fn validate_policy(State(state): State<Arc<AppState>>, request: Request) -> Response {
+    const LABEL: &str = "validate-policy";
+    let started = Instant::now();
+    let (parts, body) = request.into_parts();
+    let reviewed = async {
+        let (bytes, _reserved) = read_checked(&state, &parts.headers, body).await?;
+        crate::policy::webhook::review(&bytes).map_err(Failure::Bad)
+    }
+    .await;
+    let response = match reviewed {
+        Ok(reviewed) => {
+            state
+                .metrics
+                .decided(LABEL, "ForceDeletionPolicy", reviewed.allowed);
+            json_response(StatusCode::OK, reviewed.body)
+        }
+        Err(failure) => failure_response(&state, LABEL, failure),
+    };
+    state
+        .metrics
+        .observe_duration(LABEL, started.elapsed().as_secs_f64());
+    response
+}
+
 /// Why an admission request got no AdmissionReview answer.
 enum Failure {
     Bad(BadReview),
@@ -129,34 +156,7 @@ async fn admit(state: &AppState, endpoint: Endpoint, headers: &HeaderMap, body: 
             log_decision(label, &admitted, started.elapsed());
             json_response(StatusCode::OK, admitted.body)
         }
-        Ok(Err(Failure::Bad(bad))) => {
-            state.metrics.bad_request(bad.reason());
-            tracing::warn!(endpoint = label, reason = bad.reason(), error = %bad, "bad admission request");
-            let status = StatusCode::from_u16(bad.http_status()).unwrap_or(StatusCode::BAD_REQUEST);
-            error_response(status, &bad.to_string(), bad.reason())
-        }
-        Ok(Err(Failure::TooComplex(TooComplex { estimate, budget }))) => {
-            state.metrics.bad_request("too_complex");
-            tracing::warn!(
-                endpoint = label,
-                estimate,
-                budget,
-                "request body would decode past the body budget"
-            );
-            let message = format!(
-                "request body would take about {estimate} bytes decoded, more than the body budget of {budget}"
-            );
-            error_response(StatusCode::PAYLOAD_TOO_LARGE, &message, "too_complex")
-        }
-        Ok(Err(Failure::Panicked)) => {
-            state.metrics.error("internal");
-            tracing::error!(endpoint = label, "admission handler panicked");
-            error_response(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "internal error while deciding",
-                "internal",
-            )
-        }
+        Ok(Err(failure)) => failure_response(state, label, failure),
         Err(_) => {
             state.metrics.error("timeout");
             tracing::warn!(endpoint = label, timeout = ?state.request_timeout, "admission request deadline exceeded");
@@ -174,13 +174,29 @@ async fn handle(
     state: &AppState,
     endpoint: Endpoint,
     headers: &HeaderMap,
-    mut body: Body,
+    body: Body,
 ) -> Result<Admitted, Failure> {
+    let (bytes, _reserved) = read_checked(state, headers, body).await?;
+    // Closed only if the semaphore is closed, which we never do.
+    let _permit = state.permits.acquire().await.ok();
+    // A bug in a policy or fact must cost one request, not the connection.
+    AssertUnwindSafe(state.engine.admit(&bytes, endpoint))
+        .catch_unwind()
+        .await
+        .map_err(|_| Failure::Panicked)?
+        .map_err(Failure::Bad)
+}
+
+/// The body of a JSON request within the body limit, with its share of
+/// the body budget (held while the body is decoded).
+async fn read_checked<'a>(
+    state: &'a AppState,
+    headers: &HeaderMap,
+    mut body: Body,
+) -> Result<(Vec<u8>, Reserved<'a>), Failure> {
     check_content_type(headers).map_err(Failure::Bad)?;
     let declared = check_declared_length(headers, state.body_limit).map_err(Failure::Bad)?;
     let mut reserved = state.body_budget.reserve(declared).await;
-    // Closed only if the semaphore is closed, which we never do.
-    let _permit = state.permits.acquire().await.ok();
     let bytes = body::read(&mut body, declared.unwrap_or(0), state.body_limit)
         .await
         .map_err(Failure::Bad)?;
@@ -188,12 +204,41 @@ async fn handle(
         .body_budget
         .settle(&mut reserved, &bytes)
         .map_err(Failure::TooComplex)?;
-    // A bug in a policy or fact must cost one request, not the connection.
-    AssertUnwindSafe(state.engine.admit(&bytes, endpoint))
-        .catch_unwind()
-        .await
-        .map_err(|_| Failure::Panicked)?
-        .map_err(Failure::Bad)
+    Ok((bytes, reserved))
+}
+
+/// The error answer for a request that got no AdmissionReview back.
+fn failure_response(state: &AppState, label: &'static str, failure: Failure) -> Response {
+    match failure {
+        Failure::Bad(bad) => {
+            state.metrics.bad_request(bad.reason());
+            tracing::warn!(endpoint = label, reason = bad.reason(), error = %bad, "bad admission request");
+            let status = StatusCode::from_u16(bad.http_status()).unwrap_or(StatusCode::BAD_REQUEST);
+            error_response(status, &bad.to_string(), bad.reason())
+        }
+        Failure::TooComplex(TooComplex { estimate, budget }) => {
+            state.metrics.bad_request("too_complex");
+            tracing::warn!(
+                endpoint = label,
+                estimate,
+                budget,
+                "request body would decode past the body budget"
+            );
+            let message = format!(
+                "request body would take about {estimate} bytes decoded, more than the body budget of {budget}"
+            );
+            error_response(StatusCode::PAYLOAD_TOO_LARGE, &message, "too_complex")
+        }
+        Failure::Panicked => {
+            state.metrics.error("internal");
+            tracing::error!(endpoint = label, "admission handler panicked");
+            error_response(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal error while deciding",
+                "internal",
+            )
+        }
+    }
 }
 
 /// kube-apiserver always sends `application/json`; anything else is not

@@ -3,15 +3,17 @@
 //!
 //! Start-up: build the test bed, pick forcegate's ports, make the client
 //! certificate the API server presents to forcegate (and its admission
-//! config), start `testcluster`, apply the CRD, issue the serving
+//! config), start `testcluster`, apply the CRDs, issue the serving
 //! certificate with `forcegate certs`, apply the e2e overlay (the whole
-//! base, webhooks by URL), mint a token for forcegate's ServiceAccount and
-//! run `forcegate serve --cluster kube --client-ca-file ...` with it, then
-//! wait for `/readyz`. A failure anywhere fails every test with the reason.
+//! base, the shipped policies as objects, webhooks by URL), mint a token
+//! for forcegate's ServiceAccount and run `forcegate serve --cluster kube
+//! --client-ca-file ...` (policies from the objects) with it, then wait for
+//! `/readyz`. A failure anywhere fails every test with the reason.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::{Mutex, OnceLock, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -101,22 +103,26 @@ impl Harness {
         let (cluster, kubeconfig) = start_cluster(&bin, &work, &identity)?;
         let admin = Kubectl::new(&bin, &kubeconfig);
 
-        let crd = manifests.join("crd.yaml");
-        expect_ok(
-            &admin,
-            &["apply", "-f", path_str(&crd)?],
-            "applying the CRD",
-        )?;
-        expect_ok(
-            &admin,
-            &[
-                "wait",
-                "--for=condition=Established",
-                "--timeout=60s",
-                "customresourcedefinition/forcedeletions.forcegate.dev",
-            ],
-            "waiting for the CRD",
-        )?;
+        // The CRDs first: kubectl maps every object of the overlay (the
+        // shipped policies among them) before creating any.
+        for (file, name) in [
+            ("crd.yaml", "forcedeletions.forcegate.dev"),
+            ("policy-crd.yaml", "forcedeletionpolicies.forcegate.dev"),
+        ] {
+            let crd = manifests.join(file);
+            expect_ok(&admin, &["apply", "-f", path_str(&crd)?], "applying a CRD")?;
+            let name = format!("customresourcedefinition/{name}");
+            expect_ok(
+                &admin,
+                &[
+                    "wait",
+                    "--for=condition=Established",
+                    "--timeout=60s",
+                    &name,
+                ],
+                "waiting for a CRD",
+            )?;
+        }
 
         let certs = work.join("certs");
         let ca_bundle = issue_certificate(&certs)?;
@@ -188,6 +194,30 @@ impl Harness {
         outage
     }
 
+    /// `forcegate serve --cluster kube` as the ServiceAccount, as replica
+    /// `pod_name`, on these ports (tied to this process; output unset).
+    pub fn serve_command(&self, pod_name: &str, port: u16, metrics_port: u16) -> Command {
+        let mut command = process::tied_wrapper(Path::new(env!("CARGO_BIN_EXE_forcegate")));
+        process::without_proxy(&mut command)
+            .args(["serve", "--cluster", "kube"])
+            .arg(format!("--listen=127.0.0.1:{port}"))
+            .arg(format!("--metrics-listen=127.0.0.1:{metrics_port}"))
+            .arg(format!("--tls-dir={}", self.work.join("certs").display()))
+            // Client auth on: every webhook call in the suite proves the
+            // API server presents its certificate.
+            .arg(format!("--client-ca-file={}", self.client_ca.display()))
+            .arg(format!("--client-cert-names={API_SERVER_CLIENT}"))
+            // The shipped policies, as the overlay applied them.
+            .arg("--policies=crd")
+            .arg("--shutdown-timeout=5")
+            .current_dir(&self.work)
+            .env("KUBECONFIG", &self.forcegate_kubeconfig)
+            .env("POD_NAMESPACE", NAMESPACE)
+            .env("POD_NAME", pod_name)
+            .env("RUST_LOG", "warn,forcegate=debug");
+        command
+    }
+
     /// Start `forcegate serve` as the ServiceAccount and wait for /readyz.
     fn start_forcegate(&self) -> Result<()> {
         let log_path = self.work.join("forcegate.log");
@@ -197,28 +227,8 @@ impl Harness {
             .open(&log_path)
             .with_context(|| format!("opening {}", log_path.display()))?;
         let log_offset = log.metadata().map(|m| m.len()).unwrap_or(0);
-        let mut command = process::tied_wrapper(Path::new(env!("CARGO_BIN_EXE_forcegate")));
-        process::without_proxy(&mut command)
-            .args(["serve", "--cluster", "kube"])
-            .arg(format!("--listen=127.0.0.1:{}", self.port))
-            .arg(format!("--metrics-listen=127.0.0.1:{}", self.metrics_port))
-            .arg(format!("--tls-dir={}", self.work.join("certs").display()))
-            // Client auth on: every webhook call in the suite proves the
-            // API server presents its certificate.
-            .arg(format!("--client-ca-file={}", self.client_ca.display()))
-            .arg(format!("--client-cert-names={API_SERVER_CLIENT}"))
-            .arg(format!(
-                "--policies={}",
-                self.root.join("policies").display()
-            ))
-            .arg("--shutdown-timeout=5")
-            .current_dir(&self.work)
-            .env("KUBECONFIG", &self.forcegate_kubeconfig)
-            .env("POD_NAMESPACE", NAMESPACE)
-            .env("POD_NAME", POD_NAME)
-            .env("RUST_LOG", "warn,forcegate=debug")
-            .stdout(log.try_clone()?)
-            .stderr(log);
+        let mut command = self.serve_command(POD_NAME, self.port, self.metrics_port);
+        command.stdout(log.try_clone()?).stderr(log);
         let mut process = Tied::spawn("forcegate", &mut command).context("spawning forcegate")?;
         let deadline = Instant::now() + READY_TIMEOUT;
         let mut last: String;

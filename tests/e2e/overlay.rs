@@ -1,7 +1,7 @@
 //! The e2e kustomize overlay, generated at test time: the base in
 //! `manifests/` with every webhook's clientConfig replaced by
-//! `url: https://127.0.0.1:<port>/validate|/mutate` and the caBundle of the
-//! certificate forcegate serves on the host.
+//! `url: https://127.0.0.1:<port><path>` (each webhook's own service path)
+//! and the caBundle of the certificate forcegate serves on the host.
 //!
 //! Generated (not committed) because the port and the CA are per run;
 //! kustomize needs the base as a relative path, so it is computed here.
@@ -12,7 +12,8 @@ use std::path::{Component, Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
-/// Webhook configuration kind, its file in the base, and the path it calls.
+/// Webhook configuration kind, its file in the base, and the path its
+/// webhooks call unless they name their own.
 pub const WEBHOOK_FILES: [(&str, &str, &str); 2] = [
     (
         "ValidatingWebhookConfiguration",
@@ -52,18 +53,24 @@ pub fn write(dir: &Path, manifests: &Path, port: u16, ca_bundle: &str) -> Result
             .pointer("/metadata/name")
             .and_then(Value::as_str)
             .context("webhook configuration without a name")?;
-        let count = config
+        let webhooks = config
             .get("webhooks")
             .and_then(Value::as_array)
-            .map_or(0, Vec::len);
-        if count == 0 {
+            .cloned()
+            .unwrap_or_default();
+        if webhooks.is_empty() {
             bail!("{file} declares no webhooks");
         }
         let _ = writeln!(
             text,
             "- target: {{kind: {kind}, name: {name}}}\n  patch: |-"
         );
-        for index in 0..count {
+        for (index, webhook) in webhooks.iter().enumerate() {
+            // Each webhook keeps its own path (/validate-policy).
+            let path = webhook
+                .pointer("/clientConfig/service/path")
+                .and_then(Value::as_str)
+                .unwrap_or(path);
             let _ = writeln!(
                 text,
                 "    - op: replace\n      path: /webhooks/{index}/clientConfig\n      \

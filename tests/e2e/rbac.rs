@@ -59,6 +59,26 @@ fn forcegates_service_account_gets_what_it_needs_and_no_more() {
             "update",
             "mutatingwebhookconfigurations.admissionregistration.k8s.io/forcegate",
         ],
+        // Policies from the cluster: read them, report status.
+        &["watch", "forcedeletionpolicies.forcegate.dev"],
+        &[
+            "patch",
+            "forcedeletionpolicies.forcegate.dev",
+            "--subresource=status",
+        ],
+        &[
+            "update",
+            "leases.coordination.k8s.io/forcegate-policy-status",
+            "-n",
+            NAMESPACE,
+        ],
+        &[
+            "patch",
+            "leases.coordination.k8s.io/forcegate-policy-replicas",
+            "-n",
+            NAMESPACE,
+        ],
+        &["create", "selfsubjectaccessreviews.authorization.k8s.io"],
     ];
     for args in allowed {
         assert!(can(args), "forcegate needs `{}`", args.join(" "));
@@ -98,6 +118,16 @@ fn forcegates_service_account_gets_what_it_needs_and_no_more() {
         &["update", "secrets/someone-else", "-n", NAMESPACE],
         &["list", "secrets", "-n", NAMESPACE],
         &["create", "secrets", "-n", "kube-system"],
+        // Policies are the operators' to write; forcegate only reports.
+        &["create", "forcedeletionpolicies.forcegate.dev"],
+        &["patch", "forcedeletionpolicies.forcegate.dev"],
+        &["delete", "forcedeletionpolicies.forcegate.dev"],
+        &[
+            "update",
+            "leases.coordination.k8s.io/forcegate-policy-replicas",
+            "-n",
+            NAMESPACE,
+        ],
     ];
     for args in denied {
         assert!(

@@ -21,7 +21,8 @@ fn forcegate_is_ready_and_the_api_server_calls_it_by_url_with_the_ca_bundle() {
     let (status, _) = http_get(h.metrics_port, "/healthz").expect("/healthz");
     assert_eq!(status, 200);
 
-    // Every webhook of both configurations points at this forcegate.
+    // Every webhook of both configurations points at this forcegate
+    // (policy objects at their own path).
     for (kind, path) in [
         ("validatingwebhookconfiguration", "/validate"),
         ("mutatingwebhookconfiguration", "/mutate"),
@@ -30,6 +31,10 @@ fn forcegate_is_ready_and_the_api_server_calls_it_by_url_with_the_ca_bundle() {
         let webhooks = config["webhooks"].as_array().expect("webhooks");
         assert!(!webhooks.is_empty());
         for webhook in webhooks {
+            let path = match webhook["name"].as_str() {
+                Some("policies.forcegate.dev") => "/validate-policy",
+                _ => path,
+            };
             assert_eq!(
                 webhook.pointer("/clientConfig/url").and_then(Value::as_str),
                 Some(format!("https://127.0.0.1:{}{path}", h.port).as_str()),

@@ -80,11 +80,13 @@ clientConfig:
   {{- if eq .root.Values.certificates.mode "secret" }}
   caBundle: {{ required "certificates.caBundle is required in secret mode" .root.Values.certificates.caBundle }}
   {{- end }}
+{{- if not .clusterScoped }}
 namespaceSelector:
   matchExpressions:
   - key: kubernetes.io/metadata.name
     operator: NotIn
     values: {{ prepend .root.Values.webhook.excludedNamespaces .root.Release.Namespace | toJson }}
+{{- end }}
 {{- end -}}
 
 {{/* The finalizer rules, shared by the validating and mutating entries. */}}
