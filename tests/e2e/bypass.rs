@@ -28,16 +28,7 @@ fn pvc_protection_stripped_through_status_is_denied() {
     let h = harness();
     let _running = h.shared();
     let scene = Scene::new(h, "status-strip");
-    let node = scene.node("n1", NodeState::Ready);
-    let claim_uid = scene.claim_bound_to("data", None);
-    scene.running_pod(
-        "app-0",
-        &node,
-        PodSpec {
-            claims: vec!["data".into()],
-            ..PodSpec::default()
-        },
-    );
+    let claim_uid = crate::finalizers::claim_in_use(&scene);
     let strip = [
         "patch",
         "pvc",
@@ -162,20 +153,9 @@ fn namespace_metadata_finalizers_are_gated_on_every_route() {
     assert!(scene.record(&uid(&namespace)).is_none());
 }
 
-/// A StatefulSet pod holding a Lease, on a node in `state`. Returns its UID.
+/// A StatefulSet leader on a node in `state`. Returns its UID.
 fn leader_on(scene: &Scene, state: NodeState) -> String {
-    let node = scene.node("n1", state);
-    let owner = scene.stateful_set("db");
-    let uid = scene.running_pod(
-        "db-0",
-        &node,
-        PodSpec {
-            owner: Some(owner),
-            ..PodSpec::default()
-        },
-    );
-    scene.lease("db-leader", "db-0", 3600);
-    uid
+    crate::force_delete::leader_on(scene, state).1
 }
 
 const MARK_FAILED: [&str; 7] = [

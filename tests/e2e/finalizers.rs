@@ -15,7 +15,7 @@ const STRIP: &str = r#"{"metadata":{"finalizers":null}}"#;
 
 /// A claim with `kubernetes.io/pvc-protection` mounted by a running pod,
 /// and user `alice` who may patch it. Returns the claim's UID.
-fn claim_in_use(scene: &Scene) -> String {
+pub fn claim_in_use(scene: &Scene) -> String {
     let node = scene.node("n1", NodeState::Ready);
     let uid = scene.claim_bound_to("data", None);
     scene.running_pod(

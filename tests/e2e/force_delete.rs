@@ -14,7 +14,13 @@ const WEBHOOK: &str = "force-delete.pods.forcegate.dev";
 /// A StatefulSet pod holding an unexpired Lease on an unreachable (not
 /// fenced) node.
 pub fn leader(scene: &Scene) -> (String, String) {
-    let node = scene.node("n1", NodeState::Unreachable);
+    leader_on(scene, NodeState::Unreachable)
+}
+
+/// A StatefulSet pod holding an unexpired Lease on a node in `state`;
+/// returns the node and the pod's UID.
+pub fn leader_on(scene: &Scene, state: NodeState) -> (String, String) {
+    let node = scene.node("n1", state);
     let owner = scene.stateful_set("db");
     let uid = scene.running_pod(
         "db-0",
