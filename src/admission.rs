@@ -293,9 +293,18 @@ pub fn encode(response: &Response<'_>) -> Vec<u8> {
         kind: META_KIND,
         response,
     };
+    // Room for the envelope and the texts, so the buffer is not regrown
+    // while a denial's kilobytes are written.
+    let texts = response.status.as_ref().map_or(0, |denial| denial.message.len())
+        + response.warnings.iter().map(String::len).sum::<usize>()
+        + response.patch.as_ref().map_or(0, String::len);
+    let mut body = Vec::with_capacity(512 + texts + texts / 16);
     // Strings, a bool, a number and string-keyed maps: nothing that
     // serde_json can fail to write.
-    serde_json::to_vec(&review).unwrap_or_default()
+    match serde_json::to_writer(&mut body, &review) {
+        Ok(()) => body,
+        Err(_) => Vec::new(),
+    }
 }
 
 #[cfg(test)]

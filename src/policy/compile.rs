@@ -4,11 +4,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::condition::{self, Condition};
+use super::condition::{self, Condition, Selection};
 use super::error::Problems;
 use super::matcher::{self, Matcher};
 use super::message::Template;
 use super::model::{self, API_VERSION, KIND, Located, UnknownAction};
+use super::reads::Reads;
 use crate::decision::Action;
 
 /// A validated policy, ready to evaluate.
@@ -28,15 +29,24 @@ impl Policy {
     /// Whether evaluating the policy may read fact group `group`: through
     /// its selectors, a condition, or a message or remediation hole.
     pub fn may_read(&self, group: &str) -> bool {
-        self.matcher.may_read(group)
-            || self.rules.iter().any(|rule| {
-                let templates = std::iter::once(&rule.message).chain(&rule.remediation);
-                rule.conditions
-                    .iter()
-                    .flat_map(Condition::selections)
-                    .chain(templates.flat_map(Template::selections))
-                    .any(|selection| selection.may_read(group))
-            })
+        self.matcher.may_read(group) || self.selections().any(|s| s.may_read(group))
+    }
+
+    /// Add what evaluating the policy may read of the context.
+    pub(crate) fn reads(&self, reads: &mut Reads) {
+        self.matcher.reads(reads);
+        self.selections().for_each(|selection| reads.plan(selection.plan()));
+    }
+
+    /// Every selection of its conditions, messages and remediations.
+    fn selections(&self) -> impl Iterator<Item = &Selection> {
+        self.rules.iter().flat_map(|rule| {
+            let templates = std::iter::once(&rule.message).chain(&rule.remediation);
+            rule.conditions
+                .iter()
+                .flat_map(Condition::selections)
+                .chain(templates.flat_map(Template::selections))
+        })
     }
 }
 

@@ -6,10 +6,12 @@
 //! `intent.removedFinalizers`, ...) so policies never depend on how the
 //! intent enum happens to serialize.
 //!
-//! Each root becomes JSON (`serde_json::to_value`) the first time a path
-//! reads it during an evaluation, so a root no policy reads is never built:
-//! the shipped policies never read the request or its objects. A path that
-//! needs the whole document (`$..uid`) builds it from the roots.
+//! Each root becomes JSON (through serde) the first time a path reads it
+//! during an evaluation, with only the members the loaded policies read
+//! ([`Reads`]), so a root or member no policy reads is never built: the
+//! shipped policies never read the request or its objects. A path that
+//! needs the whole document (`$..uid`) builds it from the roots (and makes
+//! every root read whole).
 
 use std::cell::OnceCell;
 use std::collections::BTreeMap;
@@ -20,6 +22,7 @@ use serde_json::Value;
 use super::EvalInput;
 use super::catalog;
 use super::path::{Plan, Root};
+use super::reads::Reads;
 use crate::facts::Facts;
 use crate::intent::{IntentKind, ObjectRef, Requester};
 
@@ -33,7 +36,7 @@ pub struct Context<'a> {
 }
 
 enum Source<'a> {
-    Input(&'a EvalInput<'a>),
+    Input(&'a EvalInput<'a>, &'a Reads),
     /// A ready JSON document (unit tests, hand-built contexts).
     Json(&'a Value),
 }
@@ -62,8 +65,9 @@ struct SettingsDocument<'a> {
 }
 
 impl<'a> Context<'a> {
-    pub fn new(input: &'a EvalInput<'a>) -> Self {
-        Self::with_source(Source::Input(input))
+    /// A context over `input` whose roots hold what `reads` names.
+    pub fn new(input: &'a EvalInput<'a>, reads: &'a Reads) -> Self {
+        Self::with_source(Source::Input(input, reads))
     }
 
     /// A context over a JSON document shaped like the real one.
@@ -83,10 +87,10 @@ impl<'a> Context<'a> {
     fn root(&self, root: Root) -> Option<&Value> {
         match self.source {
             Source::Json(document) => document.get(root.name()),
-            Source::Input(input) => {
+            Source::Input(input, reads) => {
                 // `Root::ALL` lists the roots in declaration order.
                 let cell = &self.roots[root as usize];
-                Some(cell.get_or_init(|| root_json(input, root)))
+                Some(cell.get_or_init(|| root_json(input, reads, root)))
             }
         }
     }
@@ -94,7 +98,7 @@ impl<'a> Context<'a> {
     fn whole(&self) -> &Value {
         match self.source {
             Source::Json(document) => document,
-            Source::Input(_) => self.whole.get_or_init(|| {
+            Source::Input(..) => self.whole.get_or_init(|| {
                 Value::Object(
                     Root::ALL
                         .into_iter()
@@ -142,26 +146,26 @@ impl<'a> Context<'a> {
     }
 }
 
-/// `root`'s JSON for this evaluation.
-fn root_json(input: &EvalInput<'_>, root: Root) -> Value {
+/// `root`'s JSON for this evaluation, with the members `reads` names.
+fn root_json(input: &EvalInput<'_>, reads: &Reads, root: Root) -> Value {
     let intent = input.intent;
-    let json = match root {
-        Root::Request => serde_json::to_value(input.request),
-        Root::Object => serde_json::to_value(&input.request.object),
-        Root::OldObject => serde_json::to_value(&input.request.old_object),
-        Root::Facts => serde_json::to_value(input.facts),
-        Root::Intent => serde_json::to_value(intent_document(input)),
-        Root::Target => serde_json::to_value(&intent.target),
-        Root::Requester => serde_json::to_value(&intent.requester),
-        Root::Record => Ok(record_name(input).map_or(Value::Null, Value::String)),
-        Root::Settings => serde_json::to_value(SettingsDocument {
-            break_glass_group: input.break_glass_group,
-        }),
-        Root::Now => Ok(Value::String(input.now.to_string())),
-    };
-    // Strings, numbers, bools and string-keyed maps cannot fail to
-    // serialize; a failure reads as an absent value.
-    json.unwrap_or_default()
+    match root {
+        Root::Request => reads.to_json(root, input.request),
+        Root::Object => reads.to_json(root, &input.request.object),
+        Root::OldObject => reads.to_json(root, &input.request.old_object),
+        Root::Facts => reads.to_json(root, input.facts),
+        Root::Intent => reads.to_json(root, &intent_document(input)),
+        Root::Target => reads.to_json(root, &intent.target),
+        Root::Requester => reads.to_json(root, &intent.requester),
+        Root::Record => record_name(input).map_or(Value::Null, Value::String),
+        Root::Settings => reads.to_json(
+            root,
+            &SettingsDocument {
+                break_glass_group: input.break_glass_group,
+            },
+        ),
+        Root::Now => Value::String(input.now.to_string()),
+    }
 }
 
 fn intent_document<'a>(input: &EvalInput<'a>) -> IntentDocument<'a> {

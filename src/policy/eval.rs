@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use super::compile::{Policy, Rule};
 use super::condition::{Condition, Missing, Scope, Truth, Verdict};
 use super::message::{self, audit};
+use super::reads::Reads;
 use super::{EvalInput, context};
 use crate::decision::{Action, Decision, PolicyOutcome};
 use crate::intent::{Intent, IntentKind};
@@ -78,8 +79,9 @@ impl Fired<'_> {
 }
 
 /// Evaluate `policies` (already sorted by name) against one request.
-pub(crate) fn evaluate(policies: &[Policy], input: &EvalInput<'_>) -> Decision {
-    let context = context::Context::new(input);
+/// `reads` covers what they read of the context.
+pub(crate) fn evaluate(policies: &[Policy], reads: &Reads, input: &EvalInput<'_>) -> Decision {
+    let context = context::Context::new(input, reads);
     let unknown = context::unknown_groups(input.facts);
     let scope = Scope {
         context: &context,

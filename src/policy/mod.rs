@@ -28,6 +28,7 @@ use crate::admission::Request;
 use crate::decision::Decision;
 use crate::facts::{Facts, Needs};
 use crate::intent::Intent;
+use reads::Reads;
 
 pub mod catalog;
 mod compile;
@@ -43,6 +44,7 @@ pub mod metrics;
 pub mod model;
 pub mod object;
 mod path;
+mod reads;
 pub mod source;
 pub mod status;
 mod unloaded;
@@ -73,6 +75,8 @@ pub struct PolicySet {
     sources: Vec<PathBuf>,
     /// The optional fact groups some policy reads.
     needs: Needs,
+    /// What of the evaluation context some policy reads.
+    reads: Reads,
     /// Why no set is in force yet; every candidate is then denied as
     /// undecidable (see [`PolicySet::not_loaded`]).
     not_loaded: Option<Arc<str>>,
@@ -102,10 +106,13 @@ impl PolicySet {
         let needs = Needs {
             endpoints: policies.iter().any(|p| p.may_read("endpoints")),
         };
+        let mut reads = Reads::default();
+        policies.iter().for_each(|policy| policy.reads(&mut reads));
         PolicySet {
             policies,
             sources,
             needs,
+            reads,
             not_loaded: None,
         }
     }
@@ -157,7 +164,7 @@ impl PolicySet {
     pub fn evaluate(&self, input: &EvalInput<'_>) -> Decision {
         match &self.not_loaded {
             Some(reason) => unloaded::decision(input, reason),
-            None => eval::evaluate(&self.policies, input),
+            None => eval::evaluate(&self.policies, &self.reads, input),
         }
     }
 }

@@ -570,6 +570,14 @@ fn select(context: &context::Context<'_>, path: &str) -> Vec<serde_json::Value> 
     context.select(plan).into_iter().cloned().collect()
 }
 
+/// What `path` selects in a context built with only what it reads.
+fn select_reading_only(input: &EvalInput<'_>, path: &str) -> Vec<serde_json::Value> {
+    let selection = condition::compile_path(path).expect(path);
+    let mut reads = Reads::default();
+    reads.plan(selection.plan());
+    select(&context::Context::new(input, &reads), path)
+}
+
 /// A context reads each root as its own JSON; whatever a path selects there
 /// must be what jsonpath-rust selects in the whole document.
 #[test]
@@ -585,7 +593,8 @@ fn context_selects_what_jsonpath_selects_in_its_document() {
         pod.labels = BTreeMap::from([("role".to_owned(), "leader".to_owned())]);
     }
     let input = input(&intent, &facts, &annotated, BREAK_GLASS_GROUP);
-    let context = context::Context::new(&input);
+    let all = Reads::all();
+    let context = context::Context::new(&input, &all);
     let json = context.to_json();
     assert!(json["facts"]["node"]["ready"].as_bool().unwrap(), "{json}");
     let plain = context::Context::from_json(&json);
@@ -617,6 +626,9 @@ fn context_selects_what_jsonpath_selects_in_its_document() {
         "$[*].name",
         "$..uid",
         "$.requester.groups[?@ == 'oncall']",
+        "$.facts.pod.labels[?@ == 'leader']",
+        "$.facts.node[?@ == 'n1']",
+        "$.request.userInfo.groups[1:]",
     ];
     // Every fact group, whole and one level in.
     let groups: Vec<String> = json["facts"]
@@ -636,6 +648,7 @@ fn context_selects_what_jsonpath_selects_in_its_document() {
         let got = select(&context, path);
         assert_eq!(got, jsonpath(path, &json), "{path}");
         assert_eq!(got, select(&plain, path), "{path}");
+        assert_eq!(got, select_reading_only(&input, path), "{path}");
         if paths.contains(&path)
             && ![
                 "$.facts.node.nothing",
@@ -659,7 +672,8 @@ fn context_builds_only_the_roots_read() {
     let intent = intent(&[], false);
     let facts = facts(true, false);
     let input = input(&intent, &facts, &request, BREAK_GLASS_GROUP);
-    let context = context::Context::new(&input);
+    let all = Reads::all();
+    let context = context::Context::new(&input, &all);
     assert_eq!(context.built(), []);
     assert_eq!(select(&context, "$.facts.node.ready"), [json!(true)]);
     assert_eq!(select(&context, "$.target.name"), [json!("web-0")]);
@@ -695,7 +709,8 @@ fn every_path_of_the_context_selects_what_jsonpath_selects() {
             ..intent(&["oncall", "dev"], true)
         };
         let input = input(&intent, &facts, &request, BREAK_GLASS_GROUP);
-        let context = context::Context::new(&input);
+        let all = Reads::all();
+    let context = context::Context::new(&input, &all);
         let json = context.to_json();
         let plain = context::Context::from_json(&json);
         let mut selecting = 0;
@@ -708,6 +723,8 @@ fn every_path_of_the_context_selects_what_jsonpath_selects() {
             let got = select(&context, &path);
             assert_eq!(got, jsonpath(&path, &json), "{:?}: {path}", intent.kind);
             selecting += usize::from(!got.is_empty());
+            let projected = select_reading_only(&input, &path);
+            assert_eq!(projected, got, "{:?}: {path}", intent.kind);
             let Ok(template) = message::Template::parse(&format!("{{{{ {path} }}}}")) else {
                 continue;
             };
@@ -872,4 +889,40 @@ fn requests_are_described_by_intent_kind_and_target() {
     for (intent, expected) in cases {
         assert_eq!(describe_request(&intent), expected, "{:?}", intent.kind);
     }
+}
+
+/// A label selector reads labels no condition names: the set's reads
+/// include them, so the context it evaluates in has them.
+#[test]
+fn label_selectors_see_the_labels_through_the_set() {
+    let body = NODE_ALIVE.replace(
+        "    intents: [ForceDelete, Eviction]\n",
+        "    intents: [ForceDelete, Eviction]\n    objectSelector:\n      matchLabels: {app: web}\n",
+    );
+    let set = set(&policy("node-alive", &body));
+    let labelled = |app: &str| {
+        let mut request = request(None);
+        if let Some(old) = request.old_object.as_mut() {
+            old.metadata.labels = Some(BTreeMap::from([("app".to_owned(), app.to_owned())]));
+        }
+        request
+    };
+    let web = decide(&set, &intent(&[], false), &facts(true, false), &labelled("web"));
+    assert!(!web.allowed, "{}", web.message);
+    let api = decide(&set, &intent(&[], false), &facts(true, false), &labelled("api"));
+    assert!(api.allowed, "{}", api.message);
+
+    // An eviction reads the pod's labels from the facts.
+    let mut eviction = Intent {
+        kind: IntentKind::Eviction,
+        ..intent(&[], false)
+    };
+    eviction.target.subresource = Some("eviction".into());
+    let mut facts = facts(true, false);
+    if let Some(pod) = facts.pod.as_mut() {
+        pod.labels = BTreeMap::from([("app".to_owned(), "web".to_owned())]);
+    }
+    let evicted = decide(&set, &eviction, &facts, &request(None));
+    assert!(!evicted.allowed, "{}", evicted.message);
+    assert!(!evicted.outcomes[0].unknown, "{}", evicted.message);
 }

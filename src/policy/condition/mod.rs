@@ -399,6 +399,12 @@ impl Selection {
         }
     }
 
+    /// How the selection runs.
+    pub fn plan(&self) -> &Plan {
+        let (Selection::Fact { plan, .. } | Selection::Path { plan, .. }) = self;
+        plan
+    }
+
     /// Whether evaluating this may read fact group `group`.
     pub fn may_read(&self, group: &str) -> bool {
         match self {
@@ -417,8 +423,7 @@ impl Selection {
     /// The selected values (nulls dropped), or why they cannot be known.
     pub fn values<'s>(&self, scope: &Scope<'s>) -> Result<Vec<&'s Value>, Missing> {
         self.known(scope)?;
-        let (Selection::Fact { plan, .. } | Selection::Path { plan, .. }) = self;
-        let mut values = scope.context.select(plan);
+        let mut values = scope.context.select(self.plan());
         values.retain(|value| !value.is_null());
         Ok(values)
     }

@@ -11,6 +11,7 @@ use super::context::Context;
 use super::error::Problems;
 use super::model::{self, Located};
 use super::path::Root;
+use super::reads::Reads;
 use crate::intent::Intent;
 
 mod patterns;
@@ -47,6 +48,21 @@ impl Matcher {
             "namespace" => self.namespace_selector.is_some(),
             "pod" => self.object_selector.is_some(),
             _ => false,
+        }
+    }
+
+    /// Add what the label selectors read: the object's labels, and the
+    /// namespace's or (for evictions) the pod's from the facts.
+    pub fn reads(&self, reads: &mut Reads) {
+        let groups = [
+            (self.namespace_selector.is_some(), "namespace"),
+            (self.object_selector.is_some(), "pod"),
+        ];
+        for (_, group) in groups.into_iter().filter(|(selects, _)| *selects) {
+            reads.names(Root::Facts, &[group, "labels"]);
+            for root in [Root::Object, Root::OldObject] {
+                reads.names(root, &["metadata", "labels"]);
+            }
         }
     }
 
