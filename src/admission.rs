@@ -295,7 +295,10 @@ pub fn encode(response: &Response<'_>) -> Vec<u8> {
     };
     // Room for the envelope and the texts, so the buffer is not regrown
     // while a denial's kilobytes are written.
-    let texts = response.status.as_ref().map_or(0, |denial| denial.message.len())
+    let texts = response
+        .status
+        .as_ref()
+        .map_or(0, |denial| denial.message.len())
         + response.warnings.iter().map(String::len).sum::<usize>()
         + response.patch.as_ref().map_or(0, String::len);
     let mut body = Vec::with_capacity(512 + texts + texts / 16);

@@ -35,7 +35,8 @@ impl Policy {
     /// Add what evaluating the policy may read of the context.
     pub(crate) fn reads(&self, reads: &mut Reads) {
         self.matcher.reads(reads);
-        self.selections().for_each(|selection| reads.plan(selection.plan()));
+        self.selections()
+            .for_each(|selection| reads.plan(selection.plan()));
     }
 
     /// Every selection of its conditions, messages and remediations.

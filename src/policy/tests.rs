@@ -710,7 +710,7 @@ fn every_path_of_the_context_selects_what_jsonpath_selects() {
         };
         let input = input(&intent, &facts, &request, BREAK_GLASS_GROUP);
         let all = Reads::all();
-    let context = context::Context::new(&input, &all);
+        let context = context::Context::new(&input, &all);
         let json = context.to_json();
         let plain = context::Context::from_json(&json);
         let mut selecting = 0;
@@ -907,9 +907,19 @@ fn label_selectors_see_the_labels_through_the_set() {
         }
         request
     };
-    let web = decide(&set, &intent(&[], false), &facts(true, false), &labelled("web"));
+    let web = decide(
+        &set,
+        &intent(&[], false),
+        &facts(true, false),
+        &labelled("web"),
+    );
     assert!(!web.allowed, "{}", web.message);
-    let api = decide(&set, &intent(&[], false), &facts(true, false), &labelled("api"));
+    let api = decide(
+        &set,
+        &intent(&[], false),
+        &facts(true, false),
+        &labelled("api"),
+    );
     assert!(api.allowed, "{}", api.message);
 
     // An eviction reads the pod's labels from the facts.
