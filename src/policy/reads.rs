@@ -54,7 +54,7 @@ pub struct Reads {
 }
 
 impl Reads {
-    /// Every root whole (hand-built contexts, `forcegate explain`).
+    /// Every root whole: what a path over the whole document (`$..uid`) reads.
     pub fn all() -> Reads {
         Reads {
             roots: std::array::from_fn(|_| Members::All),
