@@ -25,11 +25,6 @@ pub use batched::FlushGuard;
 /// warnings from dependencies (kube, hyper, rustls are chatty at info).
 const DEFAULT_FILTER: &str = "warn,forcegate=info";
 
-/// Install the global subscriber; keep the guard until exit (dropping it
-/// flushes what is buffered). Fails only if the writer thread cannot
-/// start. Calling it twice is harmless (tests and embedding programs may
-/// have installed their own).
-#[must_use = "dropping the guard stops the log writer"]
 /// How log lines are written: for people, or one JSON object per line.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum LogFormat {
@@ -38,6 +33,11 @@ pub enum LogFormat {
     Json,
 }
 
+/// Install the global subscriber; keep the guard until exit (dropping it
+/// flushes what is buffered). Fails only if the writer thread cannot
+/// start. Calling it twice is harmless (tests and embedding programs may
+/// have installed their own).
+#[must_use = "dropping the guard stops the log writer"]
 pub fn init(format: LogFormat) -> std::io::Result<FlushGuard<Stderr>> {
     let filter =
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
@@ -75,58 +75,4 @@ where
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use captured::Captured;
-
-    /// One object per line, fields at the top level in the documented
-    /// order (docs/operations.md, "Logs"), escapes and numbers as JSON.
-    #[test]
-    fn json_lines_have_the_documented_shape() {
-        let sink = Captured::default();
-        let subscriber = json_lines(tracing_subscriber::fmt().with_writer(sink.clone())).finish();
-        tracing::subscriber::with_default(subscriber, || {
-            tracing::info!(
-                uid = "705ab4f5",
-                decision = "denied",
-                break_glass = false,
-                duration_ms = 0.042,
-                error = %"line one\n\"two\"",
-                "admission decision"
-            );
-        });
-        let text = sink.text();
-        let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 1, "{text}");
-        let line: serde_json::Map<String, serde_json::Value> =
-            serde_json::from_str(lines[0]).expect("a JSON object");
-        let keys: Vec<&str> = line.keys().map(String::as_str).collect();
-        let mut sorted = keys.clone();
-        sorted.sort_unstable();
-        let mut expected = vec![
-            "break_glass",
-            "decision",
-            "duration_ms",
-            "error",
-            "level",
-            "message",
-            "target",
-            "timestamp",
-            "uid",
-        ];
-        expected.sort_unstable();
-        assert_eq!(sorted, expected, "{text}");
-        assert!(lines[0].starts_with("{\"timestamp\":\""), "{text}");
-        assert!(lines[0].contains("\",\"level\":\"INFO\","), "{text}");
-        assert!(
-            lines[0].ends_with(",\"target\":\"forcegate::telemetry::tests\"}"),
-            "{text}"
-        );
-        assert_eq!(line["message"], "admission decision");
-        assert_eq!(line["break_glass"], false);
-        assert_eq!(line["duration_ms"], 0.042);
-        assert_eq!(line["error"], "line one\n\"two\"");
-        let stamp = line["timestamp"].as_str().expect("timestamp");
-        assert_eq!(stamp.len(), "2026-12-05T07:30:00.123456Z".len(), "{stamp}");
-    }
-}
+mod tests;
