@@ -5,21 +5,23 @@
 //!
 //! Lines are buffered and written by a background thread (see
 //! [`batched`]): no line is dropped, and the returned guard flushes on
-//! exit. JSON lines are tracing-subscriber's, one object per event with
-//! the event's fields at the top level.
+//! exit. JSON lines are tracing-subscriber's shape, one object per event
+//! with the event's fields at the top level.
 
 use std::io::{IsTerminal, Stderr};
 
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::fmt::SubscriberBuilder;
-use tracing_subscriber::fmt::format::{DefaultFields, Format, Json, JsonFields};
+use tracing_subscriber::fmt::format::{DefaultFields, Format, JsonFields};
 
 mod batched;
 #[cfg(test)]
 mod captured;
+mod json_line;
 
 pub use batched::FlushGuard;
+use json_line::JsonLine;
 
 /// Default filter when `RUST_LOG` is unset: our own info lines, only
 /// warnings from dependencies (kube, hyper, rustls are chatty at info).
@@ -59,19 +61,17 @@ pub fn init(format: LogFormat) -> std::io::Result<FlushGuard<Stderr>> {
     Ok(guard)
 }
 
-/// `timestamp`, `level`, the event's fields (`message` among them), then
-/// `target`; spans are left out (forcegate logs none that matter).
+/// One JSON object per line ([`JsonLine`]); spans are left out
+/// (forcegate logs none that matter).
 fn json_lines<F, W>(
     builder: SubscriberBuilder<DefaultFields, Format, F, W>,
-) -> SubscriberBuilder<JsonFields, Format<Json>, F, W>
+) -> SubscriberBuilder<JsonFields, JsonLine, F, W>
 where
     W: for<'a> MakeWriter<'a> + 'static,
 {
     builder
-        .json()
-        .flatten_event(true)
-        .with_current_span(false)
-        .with_span_list(false)
+        .fmt_fields(JsonFields::new())
+        .event_format(JsonLine::default())
 }
 
 #[cfg(test)]

@@ -1,5 +1,70 @@
+use std::fmt;
+
 use super::*;
 use captured::Captured;
+use tracing_subscriber::fmt::format::Writer;
+use tracing_subscriber::fmt::time::FormatTime;
+
+struct FixedTime;
+
+impl FormatTime for FixedTime {
+    fn format_time(&self, w: &mut Writer<'_>) -> fmt::Result {
+        w.write_str("2026-12-07T07:00:00.123456Z")
+    }
+}
+
+/// [`JsonLine`] writes the bytes tracing-subscriber's own JSON formatter
+/// writes (flattened, no spans) for events of every field type, escapes
+/// and numbers included, inside a span.
+#[test]
+fn json_line_writes_what_the_library_formatter_writes() {
+    let emit = || {
+        let span = tracing::info_span!("request", uid = "abc");
+        let _entered = span.enter();
+        tracing::info!(
+            uid = "705ab4f5",
+            endpoint = "/validate",
+            decision = "denied",
+            break_glass = false,
+            duration_ms = 0.042,
+            count = 3u64,
+            delta = -7i64,
+            "admission decision"
+        );
+        tracing::warn!(
+            error = %"line one\n\"two\"\t\u{1}é",
+            object = ?("pod", 1),
+            "reload failed"
+        );
+        let err = std::io::Error::other("disk full");
+        tracing::error!(
+            error = &err as &(dyn std::error::Error + 'static),
+            big = 1e21,
+            nan = f64::NAN,
+            "write failed"
+        );
+        tracing::info!(answer = 42);
+    };
+    let ours = Captured::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(ours.clone())
+        .fmt_fields(JsonFields::new())
+        .event_format(JsonLine { timer: FixedTime })
+        .finish();
+    tracing::subscriber::with_default(subscriber, emit);
+    let library = Captured::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(library.clone())
+        .json()
+        .flatten_event(true)
+        .with_current_span(false)
+        .with_span_list(false)
+        .with_timer(FixedTime)
+        .finish();
+    tracing::subscriber::with_default(subscriber, emit);
+    assert_eq!(ours.text().lines().count(), 4, "{}", ours.text());
+    assert_eq!(ours.text(), library.text());
+}
 
 /// One object per line, fields at the top level in the documented
 /// order (docs/operations.md, "Logs"), escapes and numbers as JSON.
