@@ -34,27 +34,22 @@ pub struct SuiteMetadata {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct SuiteSettings {
     /// Default `forcegate:break-glass`.
-    #[serde(default)]
     pub break_glass_group: Option<String>,
 }
 
 /// Cluster objects the facts are read from.
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct ClusterSpec {
     /// Snapshot files or directories (YAML/JSON, objects or Lists), relative
     /// to the suite file.
-    #[serde(default)]
     pub files: Vec<Located<String>>,
     /// Objects written inline, kubectl-shaped.
-    #[serde(default)]
     pub objects: Vec<Value>,
     /// Treat every kind forcegate knows as present even without objects
     /// (a complete snapshot). Default true.
-    #[serde(default = "yes")]
     pub all_kinds_known: bool,
     /// Kinds (e.g. `Lease`) to leave out, so facts depending on them are unknown.
-    #[serde(default)]
     pub missing_kinds: Vec<Located<String>>,
 }
 
@@ -69,25 +64,16 @@ impl Default for ClusterSpec {
     }
 }
 
-fn yes() -> bool {
-    true
-}
-
 /// One request and what the policies must decide about it.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Case {
     pub name: String,
     /// A full AdmissionReview JSON file, relative to the suite file.
-    #[serde(default)]
     pub review: Option<String>,
-    #[serde(default)]
     pub force_delete: Option<PodRequest>,
-    #[serde(default)]
     pub evict: Option<PodRequest>,
-    #[serde(default)]
     pub strip_finalizers: Option<StripRequest>,
-    #[serde(default)]
     pub finalize_namespace: Option<FinalizeRequest>,
     /// Send the request as a dry run.
     #[serde(default)]
@@ -111,7 +97,6 @@ pub struct PodRequest {
     #[serde(default)]
     pub groups: Vec<String>,
     /// Default 0 (a force delete).
-    #[serde(default)]
     pub grace_period_seconds: Option<i64>,
     /// Send `preconditions.uid` as the kubelet and pod GC do.
     #[serde(default)]
@@ -126,25 +111,19 @@ pub struct PodRequest {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct StripRequest {
     /// Plural resource, optionally `resource.group`; default `pods`.
-    #[serde(default)]
     pub resource: Option<String>,
     /// e.g. `status` for `pods/status`.
-    #[serde(default)]
     pub subresource: Option<String>,
-    #[serde(default)]
     pub namespace: Option<String>,
     pub name: String,
     /// Finalizers to remove (default: all).
-    #[serde(default)]
     pub finalizers: Option<Vec<String>>,
     /// Finalizers to keep (the rest are removed).
-    #[serde(default)]
     pub keep: Option<Vec<String>>,
     pub user: String,
     #[serde(default)]
     pub groups: Vec<String>,
     /// The object as it is now, for kinds the cluster view does not hold.
-    #[serde(default)]
     pub object: Option<Value>,
     #[serde(default)]
     pub annotations: BTreeMap<String, String>,
@@ -169,26 +148,18 @@ pub struct FinalizeRequest {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Expect {
-    #[serde(default)]
     pub allowed: Option<bool>,
     /// Exactly these policies deny (empty list: none).
-    #[serde(default)]
     pub denying_policies: Option<Vec<String>>,
     /// `ForceDelete`, `SystemFinalization`, ...
-    #[serde(default)]
     pub intent: Option<String>,
-    #[serde(default)]
     pub message_contains: Option<OneOrMany>,
     /// Each text must appear in some warning.
-    #[serde(default)]
     pub warnings_contain: Option<OneOrMany>,
     /// No warnings at all.
-    #[serde(default)]
     pub no_warnings: Option<bool>,
     /// A cleanup record was written.
-    #[serde(default)]
     pub recorded: Option<bool>,
-    #[serde(default)]
     pub break_glass: Option<bool>,
 }
 
