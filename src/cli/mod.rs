@@ -253,6 +253,15 @@ fn humantime_secs(s: &str) -> Result<Duration, String> {
         .ok_or_else(|| format!("expected seconds, e.g. 5 or 2.5s, got {s:?}"))
 }
 
+/// A single-threaded runtime: the one-shot commands make a handful of
+/// requests.
+fn one_shot_runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start a runtime: {e}"))
+}
+
 /// Entry point shared by `forcegate` and `kubectl-forcegate`.
 pub fn main() -> ExitCode {
     let mut command = Cli::command();

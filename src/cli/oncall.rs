@@ -89,12 +89,9 @@ impl SourceArgs {
     }
 }
 
-/// A single-threaded runtime: these commands make a handful of requests.
 pub fn block_on<T>(future: impl Future<Output = Result<T, OncallError>>) -> Result<T, OncallError> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| OncallError::Input(format!("cannot start a runtime: {e}")))?
+    super::one_shot_runtime()
+        .map_err(OncallError::Input)?
         .block_on(future)
 }
 

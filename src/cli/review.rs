@@ -65,10 +65,7 @@ fn review(args: ReviewArgs) -> Result<ExitCode, String> {
         Arc::new(NoopRecorder),
         settings,
     );
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start a runtime: {e}"))?;
+    let runtime = super::one_shot_runtime()?;
 
     let mut stdout = std::io::stdout().lock();
     let mut bad = None;

@@ -278,7 +278,8 @@ async fn live_sources(
     metrics: CleanupMetrics,
     shutdown: &Shutdown,
 ) -> Result<Sources, Fatal> {
-    let view = live_view(client.clone(), args);
+    // `/readyz` stays false until every kind has synced once.
+    let view: Arc<dyn ClusterView> = Arc::new(LiveCluster::start(client.clone(), args.stale_after));
     cleanup::apply_crd(client.clone(), CRD_TIMEOUT)
         .await
         .context("installing the ForceDeletion CRD")
@@ -290,12 +291,6 @@ async fn live_sources(
         stop.triggered().await;
     });
     Ok((view, Arc::new(recorder)))
-}
-
-/// Watch caches over the API; `/readyz` stays false until every kind has
-/// synced once.
-fn live_view(client: kube::Client, args: &ServeArgs) -> Arc<dyn ClusterView> {
-    Arc::new(LiveCluster::start(client, args.stale_after))
 }
 
 /// The namespace holding the verifier's Lease (downward API in the chart).

@@ -9,17 +9,9 @@ use super::{Output, TestArgs};
 use crate::testsuite::{self, report};
 
 pub fn run(args: TestArgs) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(err) => {
-            eprintln!("forcegate test: cannot start a runtime: {err}");
-            return ExitCode::from(2);
-        }
-    };
-    let report = match runtime.block_on(testsuite::run_paths(&args.paths)) {
+    let report = super::one_shot_runtime()
+        .and_then(|runtime| runtime.block_on(testsuite::run_paths(&args.paths)));
+    let report = match report {
         Ok(report) => report,
         Err(reason) => {
             eprintln!("forcegate test: {reason}");
@@ -36,10 +28,8 @@ pub fn run(args: TestArgs) -> ExitCode {
         }
         Output::Junit => print!("{}", report::junit(&report)),
     }
-    for suite in report.suites.iter().filter(|s| s.error.is_some()) {
-        if let Some(err) = &suite.error {
-            eprintln!("forcegate test: {err}");
-        }
+    for err in report.suites.iter().filter_map(|s| s.error.as_ref()) {
+        eprintln!("forcegate test: {err}");
     }
     if report.errors() > 0 {
         ExitCode::from(2)
