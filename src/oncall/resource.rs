@@ -2,6 +2,18 @@
 //! `widgets.acme.example`, `Widget`) resolved against the resource types a
 //! cluster serves (discovery) or a snapshot holds.
 
+use std::any::TypeId;
+
+use k8s_openapi::NamespaceResourceScope;
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::batch::v1::{CronJob, Job};
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{
+    ConfigMap, Endpoints, Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, Secret,
+    Service,
+};
+use k8s_openapi::api::discovery::v1::EndpointSlice;
+use k8s_openapi::api::storage::v1::VolumeAttachment;
 use serde_json::Value;
 
 use super::OncallError;
@@ -53,55 +65,39 @@ impl ResourceType {
 /// The built-in types on-call commands meet most (what a snapshot cannot
 /// tell about itself: plural names and short names).
 pub fn builtin() -> Vec<ResourceType> {
-    let t = ResourceType::new;
     vec![
-        t("", "v1", "Pod", "pods", &["po"], true),
-        t(
-            "",
-            "v1",
-            "PersistentVolumeClaim",
-            "persistentvolumeclaims",
-            &["pvc"],
-            true,
-        ),
-        t(
-            "",
-            "v1",
-            "PersistentVolume",
-            "persistentvolumes",
-            &["pv"],
-            false,
-        ),
-        t("", "v1", "Namespace", "namespaces", &["ns"], false),
-        t("", "v1", "Node", "nodes", &["no"], false),
-        t("", "v1", "ConfigMap", "configmaps", &["cm"], true),
-        t("", "v1", "Secret", "secrets", &[], true),
-        t("", "v1", "Service", "services", &["svc"], true),
-        t("", "v1", "Endpoints", "endpoints", &["ep"], true),
-        t("apps", "v1", "Deployment", "deployments", &["deploy"], true),
-        t("apps", "v1", "StatefulSet", "statefulsets", &["sts"], true),
-        t("apps", "v1", "DaemonSet", "daemonsets", &["ds"], true),
-        t("apps", "v1", "ReplicaSet", "replicasets", &["rs"], true),
-        t("batch", "v1", "Job", "jobs", &[], true),
-        t("batch", "v1", "CronJob", "cronjobs", &["cj"], true),
-        t("coordination.k8s.io", "v1", "Lease", "leases", &[], true),
-        t(
-            "storage.k8s.io",
-            "v1",
-            "VolumeAttachment",
-            "volumeattachments",
-            &[],
-            false,
-        ),
-        t(
-            "discovery.k8s.io",
-            "v1",
-            "EndpointSlice",
-            "endpointslices",
-            &[],
-            true,
-        ),
+        of::<Pod>(&["po"]),
+        of::<PersistentVolumeClaim>(&["pvc"]),
+        of::<PersistentVolume>(&["pv"]),
+        of::<Namespace>(&["ns"]),
+        of::<Node>(&["no"]),
+        of::<ConfigMap>(&["cm"]),
+        of::<Secret>(&[]),
+        of::<Service>(&["svc"]),
+        of::<Endpoints>(&["ep"]),
+        of::<Deployment>(&["deploy"]),
+        of::<StatefulSet>(&["sts"]),
+        of::<DaemonSet>(&["ds"]),
+        of::<ReplicaSet>(&["rs"]),
+        of::<Job>(&[]),
+        of::<CronJob>(&["cj"]),
+        of::<Lease>(&[]),
+        of::<VolumeAttachment>(&[]),
+        of::<EndpointSlice>(&[]),
     ]
+}
+
+/// `K` as k8s-openapi describes it, with kubectl's short names.
+fn of<K: k8s_openapi::Resource<Scope: 'static>>(short: &[&str]) -> ResourceType {
+    let namespaced = TypeId::of::<K::Scope>() == TypeId::of::<NamespaceResourceScope>();
+    ResourceType::new(
+        K::GROUP,
+        K::VERSION,
+        K::KIND,
+        K::URL_PATH_SEGMENT,
+        short,
+        namespaced,
+    )
 }
 
 /// Built-in types plus every other kind the inventory holds (plural
