@@ -4,7 +4,7 @@
 //!
 //! Like the snapshot cluster view, an inventory knows a kind only by
 //! containing it (or an empty typed list of it): evidence from a kind that
-//! is not [complete](Inventory::has) is "unknown", never "none".
+//! is not [complete](Inventory::complete) is "unknown", never "none".
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -96,11 +96,6 @@ impl Inventory {
             }
             self.add_document(item);
         }
-    }
-
-    /// Whether every object of `Kind.group` is here.
-    pub fn has(&self, group_kind: &str) -> bool {
-        self.complete.contains(group_kind)
     }
 
     /// Objects of `kind` in API group `group`.

@@ -45,24 +45,17 @@ pub struct Injected {
     pub changed: Vec<String>,
 }
 
-/// Write `bundle` (PEM) into every entry that calls forcegate.
-pub async fn inject(
+/// The entries that call forcegate, with the caBundle each holds after
+/// `bundle` (PEM), when given, is written into them.
+pub async fn scan(
     client: &Client,
     target: &Target,
-    bundle: &[u8],
+    bundle: Option<&[u8]>,
 ) -> Result<Injected, TlsMgrError> {
-    let mut injected = Injected::default();
-    pass::<ValidatingWebhookConfiguration>(client, target, Some(bundle), &mut injected).await?;
-    pass::<MutatingWebhookConfiguration>(client, target, Some(bundle), &mut injected).await?;
-    Ok(injected)
-}
-
-/// The entries that call forcegate, with the caBundle each holds now.
-pub async fn entries(client: &Client, target: &Target) -> Result<Vec<Entry>, TlsMgrError> {
     let mut found = Injected::default();
-    pass::<ValidatingWebhookConfiguration>(client, target, None, &mut found).await?;
-    pass::<MutatingWebhookConfiguration>(client, target, None, &mut found).await?;
-    Ok(found.entries)
+    pass::<ValidatingWebhookConfiguration>(client, target, bundle, &mut found).await?;
+    pass::<MutatingWebhookConfiguration>(client, target, bundle, &mut found).await?;
+    Ok(found)
 }
 
 /// The two configuration kinds, seen as lists of client configs.

@@ -71,12 +71,8 @@ impl Reconciler {
         let Some(ca) = self.ca().await? else {
             return Ok(Pass::Again);
         };
-        let injected = inject::inject(
-            &self.client,
-            &self.target,
-            bundle_pem(&ca.bundle).as_bytes(),
-        )
-        .await?;
+        let bundle = bundle_pem(&ca.bundle);
+        let injected = inject::scan(&self.client, &self.target, Some(bundle.as_bytes())).await?;
         if !injected.changed.is_empty() {
             tracing::info!(configurations = ?injected.changed, cas = ca.bundle.len(), "wrote the caBundle");
         }

@@ -120,9 +120,9 @@ impl Feed {
         });
         tokio::spawn(async move {
             loop {
-                match inject::entries(&client, &target).await {
-                    Ok(entries) => {
-                        let verdict = verify(&checked.chain(), &entries, &target.selector);
+                match inject::scan(&client, &target, None).await {
+                    Ok(found) => {
+                        let verdict = verify(&checked.chain(), &found.entries, &target.selector);
                         if let Err(reason) = &verdict {
                             tracing::debug!(%reason, "serving certificate not trusted yet");
                         }

@@ -3,7 +3,7 @@
 //! server cannot be reached is reported `Stale`: that is exactly what keeps
 //! the namespace controller from finishing, so it becomes a gap, not an error.
 
-use kube::client::{APIGroupDiscovery, APIGroupDiscoveryList};
+use kube::client::APIGroupDiscovery;
 
 use super::Cluster;
 use crate::oncall::OncallError;
@@ -93,11 +93,6 @@ pub fn served<'a>(groups: impl Iterator<Item = &'a APIGroupDiscovery>) -> (Vec<S
         }
     }
     (types, gaps)
-}
-
-/// Parse a discovery document (tests, and servers' JSON as is).
-pub fn parse(json: &str) -> Result<APIGroupDiscoveryList, serde_json::Error> {
-    serde_json::from_str(json)
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ use serde_json::Value;
 use super::decode;
 use super::{Candidate, kinds};
 use crate::oncall::render::age;
+use crate::oncall::seconds_between;
 
 /// Labels that name an application; their values are matched against finalizers.
 const APP_LABELS: [&str; 5] = [
@@ -98,8 +99,14 @@ fn lease_candidate(lease: Lease, now: Timestamp) -> Candidate {
     let alive = !holder.is_empty() && expires.is_some_and(|e| e > now);
     let state = match (renewed, alive) {
         (None, _) => "never renewed".to_owned(),
-        (Some(at), true) => format!("held by {holder}, renewed {} ago", age(seconds(at, now))),
-        (Some(at), false) => format!("expired; last renewed {} ago", age(seconds(at, now))),
+        (Some(at), true) => format!(
+            "held by {holder}, renewed {} ago",
+            age(seconds_between(at, now))
+        ),
+        (Some(at), false) => format!(
+            "expired; last renewed {} ago",
+            age(seconds_between(at, now))
+        ),
     };
     Candidate {
         kind: "Lease".into(),
@@ -109,10 +116,6 @@ fn lease_candidate(lease: Lease, now: Timestamp) -> Candidate {
         alive,
         state,
     }
-}
-
-fn seconds(then: Timestamp, now: Timestamp) -> i64 {
-    crate::oncall::seconds_between(then, now)
 }
 
 /// Lowercase words a finalizer's domain is matched against.

@@ -14,10 +14,10 @@ fn lists_are_flattened_and_typed_lists_declare_their_kind() {
         "apiVersion": "v1", "kind": "PodList",
         "items": [{"metadata": {"name": "p"}}]
     }));
-    assert!(inventory.has("Deployment.apps"));
-    assert!(inventory.has("Lease.coordination.k8s.io"));
-    assert!(inventory.has("Pod"));
-    assert!(!inventory.has("Node"));
+    assert!(inventory.complete.contains("Deployment.apps"));
+    assert!(inventory.complete.contains("Lease.coordination.k8s.io"));
+    assert!(inventory.complete.contains("Pod"));
+    assert!(!inventory.complete.contains("Node"));
     assert_eq!(inventory.of_kind("", "Pod").count(), 1);
     assert_eq!(inventory.of_kind("apps", "Deployment").count(), 1);
     assert_eq!(inventory.of_kind("", "Deployment").count(), 0);

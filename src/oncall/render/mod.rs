@@ -56,9 +56,6 @@ impl Style {
     pub fn green(self, text: &str) -> String {
         self.paint("32", text)
     }
-    pub fn dim(self, text: &str) -> String {
-        self.paint("2", text)
-    }
 }
 
 /// One checklist item: `[state] name: message`, then its command. Manual

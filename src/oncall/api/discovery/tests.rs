@@ -1,8 +1,9 @@
 use super::*;
+use kube::client::APIGroupDiscoveryList;
 
 #[test]
 fn stale_versions_become_gaps_and_preferred_versions_win() {
-    let list = parse(r#"{"items": [
+    let list: APIGroupDiscoveryList = serde_json::from_str(r#"{"items": [
             {"metadata": {"name": "acme.example"}, "versions": [
                 {"version": "v2", "freshness": "Current", "resources": [
                     {"resource": "widgets", "responseKind": {"group": "acme.example", "version": "v2", "kind": "Widget"},
