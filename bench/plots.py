@@ -44,7 +44,7 @@ def plot(results: dict, img: Path = IMG) -> None:
     left.plot(pods, [s["rss_ready_mib"] for s in sizes], "o-", label="VmRSS at ready")
     left.plot(pods, [s["rss_after_load_mib"] for s in sizes], "s-", label="VmRSS idle after load")
     left.plot(pods, [s["hwm_mib"] for s in sizes], "^--", label="VmHWM (peak)")
-    left.axhline(RSS_BUDGET_MIB, color="grey", linestyle=":", label=f"budget at 10k: {RSS_BUDGET_MIB:.0f} MiB")
+    left.axhline(RSS_BUDGET_MIB, color="grey", linestyle=":", label=f"budget at 10k: {RSS_BUDGET_MIB:.1f} MiB")
     left.set_xscale("log")
     left.set_yscale("log")
     left.set_xlabel("pods in snapshot")

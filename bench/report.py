@@ -22,7 +22,9 @@ MAIN_SIZE = 10_000
 # The budgets (docs/performance.md, "Targets").
 RATIO_BUDGET = 0.70
 P99_FACTOR = 1.5
-RSS_BUDGET_MIB = 87.0
+# 87 MiB served the 10k-pod snapshot before the simpler core; it may
+# cost at most 10% more.
+RSS_BUDGET_MIB = 87.0 * 1.1
 SCALING_BUDGET = 1.2
 
 GENERATORS = ("oha", "wrk")
@@ -131,7 +133,7 @@ def verdicts(results: dict) -> list[tuple[str, str, str]]:
     ))
     rss = next(s for s in results["sizes"] if s["pods"] == MAIN_SIZE)
     rows.append((
-        f"RSS serving the 10k-pod snapshot ≤ {RSS_BUDGET_MIB:.0f} MiB",
+        f"RSS serving the 10k-pod snapshot ≤ {RSS_BUDGET_MIB:.1f} MiB",
         f"{rss['rss_after_load_mib']} MiB idle after load (peak {rss['hwm_mib']})",
         MET if rss["rss_after_load_mib"] <= RSS_BUDGET_MIB else MISSED,
     ))
