@@ -13,7 +13,7 @@ use std::time::Duration;
 use k8s_openapi::api::authentication::v1::SelfSubjectReview;
 use kube::api::{Api, ApiResource, ListParams, ObjectList, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::core::PartialObjectMeta;
+use kube::core::{GroupVersionKind, PartialObjectMeta};
 use kube::{Client, Config};
 use serde::de::DeserializeOwned;
 
@@ -161,17 +161,8 @@ where
 
 /// kube's name for a served type.
 pub fn api_resource(rt: &ResourceType) -> ApiResource {
-    ApiResource {
-        group: rt.group.clone(),
-        version: rt.version.clone(),
-        api_version: if rt.group.is_empty() {
-            rt.version.clone()
-        } else {
-            format!("{}/{}", rt.group, rt.version)
-        },
-        kind: rt.kind.clone(),
-        plural: rt.plural.clone(),
-    }
+    let gvk = GroupVersionKind::gvk(&rt.group, &rt.version, &rt.kind);
+    ApiResource::from_gvk_with_plural(&gvk, &rt.plural)
 }
 
 /// A list that may be refused: a 4xx answer is a gap to report, anything
