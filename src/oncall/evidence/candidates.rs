@@ -97,16 +97,11 @@ fn lease_candidate(lease: Lease, now: Timestamp) -> Candidate {
     let duration = SignedDuration::from_secs(i64::from(spec.lease_duration_seconds.unwrap_or(0)));
     let expires = renewed.and_then(|r| r.checked_add(duration).ok());
     let alive = !holder.is_empty() && expires.is_some_and(|e| e > now);
+    let ago = |at| age(seconds_between(at, now));
     let state = match (renewed, alive) {
         (None, _) => "never renewed".to_owned(),
-        (Some(at), true) => format!(
-            "held by {holder}, renewed {} ago",
-            age(seconds_between(at, now))
-        ),
-        (Some(at), false) => format!(
-            "expired; last renewed {} ago",
-            age(seconds_between(at, now))
-        ),
+        (Some(at), true) => format!("held by {holder}, renewed {} ago", ago(at)),
+        (Some(at), false) => format!("expired; last renewed {} ago", ago(at)),
     };
     Candidate {
         kind: "Lease".into(),
