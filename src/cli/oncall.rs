@@ -89,6 +89,7 @@ impl SourceArgs {
     }
 }
 
+/// Run an on-call command on [`one_shot_runtime`](super::one_shot_runtime).
 pub fn block_on<T>(future: impl Future<Output = Result<T, OncallError>>) -> Result<T, OncallError> {
     super::one_shot_runtime()
         .map_err(OncallError::Input)?
