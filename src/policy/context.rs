@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use super::EvalInput;
 use super::catalog;
-use super::path::{Plan, Root};
+use super::path::{Plan, Root, Selected};
 use super::reads::Reads;
 use crate::facts::Facts;
 use crate::intent::{IntentKind, ObjectRef, Requester};
@@ -113,8 +113,8 @@ impl<'a> Context<'a> {
     }
 
     /// The values `plan` selects, nulls included, in document order.
-    pub fn select(&self, plan: &Plan) -> Vec<&Value> {
-        let mut out = Vec::new();
+    pub fn select(&self, plan: &Plan) -> Selected<'_> {
+        let mut out = Selected::new();
         plan.select(|root| self.root(root), || self.whole(), &mut out);
         out
     }

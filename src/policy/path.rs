@@ -10,6 +10,10 @@
 
 use jsonpath_rust::parser::model::{JpQuery, Segment, Selector};
 use serde_json::Value;
+use smallvec::SmallVec;
+
+/// What a path selects: mostly one value, so up to four are kept inline.
+pub type Selected<'v> = SmallVec<[&'v Value; 4]>;
 
 /// A member of the evaluation context a path may start at.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -132,7 +136,7 @@ impl Plan {
         &self,
         root: impl FnOnce(Root) -> Option<&'v Value>,
         whole: impl FnOnce() -> &'v Value,
-        out: &mut Vec<&'v Value>,
+        out: &mut Selected<'v>,
     ) {
         match self {
             Plan::Walk { root: at, steps } => {
@@ -171,7 +175,7 @@ fn simple_step(segment: &Segment) -> Option<Step> {
 
 /// Append the values at `steps` inside `value`, in JSON order (object
 /// members sorted by key, as `serde_json::Map` keeps them).
-fn walk<'v>(value: &'v Value, steps: &[Step], out: &mut Vec<&'v Value>) {
+fn walk<'v>(value: &'v Value, steps: &[Step], out: &mut Selected<'v>) {
     let Some((step, rest)) = steps.split_first() else {
         out.push(value);
         return;
@@ -193,7 +197,7 @@ fn walk<'v>(value: &'v Value, steps: &[Step], out: &mut Vec<&'v Value>) {
     }
 }
 
-fn query<'v>(query: &JpQuery, value: &'v Value, out: &mut Vec<&'v Value>) {
+fn query<'v>(query: &JpQuery, value: &'v Value, out: &mut Selected<'v>) {
     // A query whose result is a value rather than nodes selects nothing.
     if let Ok(found) = jsonpath_rust::query::js_path_process(query, value) {
         out.extend(found.into_iter().map(|r| r.val));

@@ -9,11 +9,10 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
 
 use super::catalog::{self, FactSpec};
 use super::context::Context;
-use super::path::Plan;
+use super::path::{Plan, Selected};
 
 mod compile;
 mod operator;
@@ -421,7 +420,7 @@ impl Selection {
     }
 
     /// The selected values (nulls dropped), or why they cannot be known.
-    pub fn values<'s>(&self, scope: &Scope<'s>) -> Result<Vec<&'s Value>, Missing> {
+    pub fn values<'s>(&self, scope: &Scope<'s>) -> Result<Selected<'s>, Missing> {
         self.known(scope)?;
         let mut values = scope.context.select(self.plan());
         values.retain(|value| !value.is_null());

@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Plan, Root, Step};
+use super::{Plan, Root, Selected, Step};
 
 fn doc() -> Value {
     json!({
@@ -97,7 +97,7 @@ fn plan(path: &str) -> Plan {
 }
 
 fn select(plan: &Plan, doc: &Value) -> Vec<Value> {
-    let mut out = Vec::new();
+    let mut out = Selected::new();
     plan.select(|root| doc.get(root.name()), || doc, &mut out);
     out.into_iter().cloned().collect()
 }
