@@ -45,6 +45,9 @@ STAGES = [
     ("cleanup record", r"Engine::record|cleanup::journal"),
     ("log line", r"log_decision|tracing_subscriber|tracing_core|telemetry::"),
     ("metrics", r"prometheus_client|server::metrics|policy_metrics"),
+    # The handler's own work around those (limits, body, dropping the
+    # request): forcegate's `admit`, the baseline's handler.
+    ("handler: the rest", r"Engine::admit|routes::admit|routes::read_checked|baseline::"),
     ("TLS write, send", r"rustls.*(write|encrypt|seal)|writev|sendmsg|tcp_sendmsg"),
     ("TLS read, receive", r"rustls.*(read|decrypt|open|process_new_packets)|recvfrom|readv|tcp_recvmsg"),
     ("HTTP: hyper, axum, tower", r"hyper::|hyper_util::|axum::|tower::"),
@@ -55,6 +58,9 @@ STAGES = [
 # leaf up to `Engine::decide` (or `intent::classify`).
 DECIDE_PARTS = [
     ("classify", r"intent::classify"),
+    # Facts serialized into the policies' context: policy work, though its
+    # frames name the facts' types.
+    ("policies: context as JSON", r"context::root_json"),
     ("facts: the request's pod", r"record::pod::Pod::from_dynamic|record::body"),
     ("facts: volumes", r"facts::volumes"),
     ("facts: leader", r"facts::leader"),
