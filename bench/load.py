@@ -16,8 +16,10 @@ What it does, in order (see docs/performance.md):
      force delete of a leader, of a pod with an attached volume, a finalizer
      strip, a kubelet final delete);
   4. starts `forcegate serve` (10k snapshot, shipped policies, journal in a
-     temp dir) and the baseline on 127.0.0.1, waits for /readyz, checks one
-     request of each kind gets the expected answer;
+     temp dir) and the baseline twice (the second copy is an A/A control:
+     its ratio to the first is what the host alone does to a ratio) on
+     127.0.0.1, waits for /readyz, checks one request of each kind gets the
+     expected answer;
   5. records forcegate's answer to each body and starts the answer floor
      (the baseline replaying those answers and logging the same decision
      line) and the facts floor (the same, after classify and facts from the
@@ -300,17 +302,19 @@ def start_baseline(
     facts_from: Path | None = None,
     wrap: tuple = (),
     bin_dir: Path | None = None,
+    name: str | None = None,
 ) -> Server:
     """The bare baseline; with `work_us`, one that also burns that much CPU
     per request (the calibration servers); with `answers`, the answer floor:
     it replays forcegate's recorded answers and logs its decision line; with
     `facts_from` as well, the facts floor: it also classifies each request
-    and gathers its facts from that snapshot first."""
+    and gathers its facts from that snapshot first. `name` names a second
+    instance apart (the A/A control)."""
     bin_dir = bin_dir or RELEASE
     port = free_port()
-    if answers:
+    if name is None and answers:
         name = "facts-floor" if facts_from else "answer-floor"
-    else:
+    elif name is None:
         name = f"baseline+{work_us}us" if work_us else "baseline"
     cmd = [
         *wrap, str(bin_dir / "baseline"),
@@ -485,25 +489,32 @@ def in_turn(servers: tuple, round_index: int) -> tuple:
     return servers if round_index % 2 == 0 else servers[::-1]
 
 
-def half_peak_rounds(oha_bin: str, servers: tuple, ca: Path, bodies: Path, seconds: float, results: dict, rounds: int) -> dict:
+def half_peak_rounds(
+    oha_bin: str, servers: tuple, control: Server, ca: Path, bodies: Path, seconds: float, results: dict, rounds: int
+) -> dict:
     """The p99 target's point measured like the peak: alternating rounds at
-    half of forcegate's peak (the sweep's own 50% phase is the first), the
-    median p99 of each server judged. A single 20 s phase's p99 moves by
-    2× with the host."""
+    half of forcegate's peak (the sweep's own 50% phase is forcegate's and
+    the baseline's first), the median p99 of each server judged; `control`,
+    a second bare baseline, runs in every round and shows how far the host
+    alone moves one binary's p99 (A/A)."""
     swept = [r for r in results["open_loop"] if r["fraction_of_forcegate_peak"] == 0.5]
     rate = swept[0]["offered_rps"]
     log(f"half of forcegate's peak ({rate:.0f}/s), {rounds} alternating rounds")
     by_server = {server.name: [r for r in swept if r["server"] == server.name] for server in servers}
-    for round_index in range(1, rounds):
-        for server in in_turn(servers, round_index):
-            by_server[server.name].append(oha(oha_bin, server, ca, bodies, seconds, rate))
-    forcegate, baseline = ([r["p99_ms"] for r in by_server[server.name]] for server in servers)
+    by_server[control.name] = []
+    for round_index in range(rounds):
+        for server in in_turn((*servers, control), round_index):
+            if round_index or server is control:
+                by_server[server.name].append(oha(oha_bin, server, ca, bodies, seconds, rate))
+    forcegate, baseline, again = ([r["p99_ms"] for r in by_server[server.name]] for server in (*servers, control))
     return {
         "rate": rate,
         "forcegate_p99_ms": forcegate,
         "baseline_p99_ms": baseline,
+        "control_p99_ms": again,
         "forcegate_median_p99_ms": statistics.median(forcegate),
         "baseline_median_p99_ms": statistics.median(baseline),
+        "control_median_p99_ms": statistics.median(again),
     }
 
 
@@ -729,8 +740,10 @@ def main() -> None:
         servers.append(forcegate)
         forcegate.wait_ready(ca)
         baseline = start_baseline(work, certs)
-        servers.append(baseline)
-        baseline.wait_ready(ca)
+        control = start_baseline(work, certs, name="baseline-again")
+        for server in (baseline, control):
+            servers.append(server)
+            server.wait_ready(ca)
         log("checking one request of each kind")
         results["decisions"] = check_decisions(forcegate, baseline, ca, Path(main_fx["samples"]), main_fx)
         answers = record_answers(forcegate, ca, bodies, work / "answers.jsonl")
@@ -740,7 +753,7 @@ def main() -> None:
             servers.append(server)
             server.wait_ready(ca)
             check_floor(server, ca, bodies, answers)
-        peakers = (forcegate, baseline, floor, facts_floor)
+        peakers = (forcegate, baseline, floor, facts_floor, control)
 
         log("warm-up")
         for server in peakers:
@@ -759,7 +772,7 @@ def main() -> None:
             log(
                 f"peak ({peak['generator']}): forcegate {peak['forcegate']:.0f} req/s, baseline "
                 f"{peak['baseline']:.0f} req/s, ratio {peak['ratio']:.1%}; answer floor {peak['floor_ratio']:.1%}, "
-                f"facts floor {peak['facts_floor_ratio']:.1%}"
+                f"facts floor {peak['facts_floor_ratio']:.1%}; the baseline against itself {peak['control_ratio']:.1%}"
             )
         peak_f = results["peak"]["forcegate"]
 
@@ -776,7 +789,10 @@ def main() -> None:
                 result = oha(tools["oha"], server, ca, bodies, seconds, rate)
                 result["fraction_of_forcegate_peak"] = fraction
                 results["open_loop"].append(result)
-        results["half_peak"] = half_peak_rounds(tools["oha"], (forcegate, baseline), ca, bodies, seconds, results, rounds)
+        results["half_peak"] = half_peak_rounds(
+            tools["oha"], (forcegate, baseline), control, ca, bodies, seconds, results, rounds
+        )
+        control.stop()
 
         log("calibration: baselines that burn a fixed CPU time per request")
         results["calibration"] = calibrate(tools["oha"], work, baseline, certs, ca, bodies, seconds, results)

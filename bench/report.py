@@ -29,7 +29,17 @@ SCALING_BUDGET = 1.2
 
 GENERATORS = ("oha", "wrk")
 # Server names in the peak rounds, by role.
-PEAK_SERVERS = {"forcegate": "forcegate-10k", "baseline": "baseline", "floor": "answer-floor", "facts_floor": "facts-floor"}
+# The control is a second bare baseline: its ratio to the first is what the
+# host alone does to a ratio of identical binaries (an A/A test).
+PEAK_SERVERS = {
+    "forcegate": "forcegate-10k",
+    "baseline": "baseline",
+    "floor": "answer-floor",
+    "facts_floor": "facts-floor",
+    "control": "baseline-again",
+}
+# The ratio to the bare baseline each server's summary carries.
+RATIO_LABELS = {"forcegate": "ratio", "floor": "floor_ratio", "facts_floor": "facts_floor_ratio", "control": "control_ratio"}
 MET, MISSED = "met", "**missed**"
 
 
@@ -69,7 +79,7 @@ def peak_summary(rounds: list[dict], generator: str) -> dict | None:
         cpu = [r["cpu_us_per_request"] for r in mine if r.get("cpu_us_per_request") is not None]
         if cpu:
             summary["cpu_us_per_request"][key] = statistics.median(cpu)
-    for key, label in (("forcegate", "ratio"), ("floor", "floor_ratio"), ("facts_floor", "facts_floor_ratio")):
+    for key, label in RATIO_LABELS.items():
         if key in summary and summary.get("baseline"):
             summary[label] = round(summary[key] / summary["baseline"], 4)
             prefix = "" if key == "forcegate" else f"{key}_"
@@ -123,12 +133,19 @@ def verdicts(results: dict) -> list[tuple[str, str, str]]:
             rows.append((budget, "not measured", "not measured"))
             continue
         rounds = ", ".join(f"{r:.1%}" for r in peak["round_ratios"])
-        rows.append((budget, f"{peak['ratio']:.1%} (rounds {rounds})", ratio_status(peak["round_ratios"], RATIO_BUDGET)))
+        measured = f"{peak['ratio']:.1%} (rounds {rounds})"
+        control = peak.get("control_round_ratios")
+        if control:
+            measured += f"; the baseline against itself: {min(control):.1%}–{max(control):.1%}"
+        rows.append((budget, measured, ratio_status(peak["round_ratios"], RATIO_BUDGET)))
     half = results["half_peak"]
     f, b = half["forcegate_median_p99_ms"], half["baseline_median_p99_ms"]
+    measured = f"{f} against {b} ms at {half['rate']:.0f} req/s ({f / b:.2f}×)"
+    if half.get("control_median_p99_ms"):
+        measured += f"; the baseline against itself: {half['control_median_p99_ms'] / b:.2f}×"
     rows.append((
         f"p99 at half of forcegate's peak ≤ {P99_FACTOR}× the baseline's",
-        f"{f} against {b} ms at {half['rate']:.0f} req/s ({f / b:.2f}×)",
+        measured,
         MET if f <= P99_FACTOR * b else MISSED,
     ))
     rss = next(s for s in results["sizes"] if s["pods"] == MAIN_SIZE)
@@ -173,7 +190,7 @@ def peak_lines(results: dict) -> list[str]:
     def cell(peak: dict, key: str) -> str:
         if key not in peak:
             return "–"
-        ratio = peak.get({"forcegate": "ratio", "floor": "floor_ratio", "facts_floor": "facts_floor_ratio"}.get(key, ""))
+        ratio = peak.get(RATIO_LABELS.get(key, ""))
         cpu = peak["cpu_us_per_request"].get(key)
         text = f"{peak[key]:.0f}"
         if ratio is not None:
@@ -187,7 +204,10 @@ def peak_lines(results: dict) -> list[str]:
             ("bare baseline", "baseline"),
             ("answer floor (forcegate's answers and log line, no deciding)", "floor"),
             ("facts floor (answer floor + classify and facts)", "facts_floor"),
+            ("bare baseline again (A/A control)", "control"),
         )
+        # Runs before the control had none.
+        if any(key in p for p in peaks)
     ]
     lines = ["Peak, closed loop, median of rounds: req/s (share of the bare baseline), CPU per request.", ""]
     lines += table(["server"] + [p["generator"] for p in peaks], rows)
@@ -222,7 +242,9 @@ def latency_lines(results: dict) -> list[str]:
     lines = [
         f"p99 at fixed rates (oha, open loop, latency-corrected); at half of forcegate's peak, "
         f"{len(half['forcegate_p99_ms'])} alternating rounds: forcegate "
-        f"{', '.join(map(str, half['forcegate_p99_ms']))} ms, baseline {', '.join(map(str, half['baseline_p99_ms']))} ms.",
+        f"{', '.join(map(str, half['forcegate_p99_ms']))} ms, baseline {', '.join(map(str, half['baseline_p99_ms']))} ms"
+        + (f", the baseline again {', '.join(map(str, half['control_p99_ms']))} ms" if half.get("control_p99_ms") else "")
+        + ".",
         "",
     ]
     return lines + table(
@@ -321,6 +343,7 @@ def summary(results: dict) -> dict:
     out = {
         "peak_ratio": {},
         "peak_round_ratios": {},
+        "control_round_ratios": {},
         "peak_rps": {},
         "p99_half_peak_ms": {"forcegate": half["forcegate_median_p99_ms"], "baseline": half["baseline_median_p99_ms"]},
         "rss_10k_mib": rss.get(10_000),
@@ -332,6 +355,8 @@ def summary(results: dict) -> dict:
             g = peak["generator"]
             out["peak_ratio"][g] = peak["ratio"]
             out["peak_round_ratios"][g] = [round(r, 4) for r in peak["round_ratios"]]
+            if peak.get("control_round_ratios"):
+                out["control_round_ratios"][g] = [round(r, 4) for r in peak["control_round_ratios"]]
             out["peak_rps"][g] = {"forcegate": peak["forcegate"], "baseline": peak["baseline"]}
     worst = worst_scaling(results)
     if worst:
