@@ -312,10 +312,11 @@ def start_baseline(
     instance apart (the A/A control)."""
     bin_dir = bin_dir or RELEASE
     port = free_port()
-    if name is None and answers:
-        name = "facts-floor" if facts_from else "answer-floor"
-    elif name is None:
-        name = f"baseline+{work_us}us" if work_us else "baseline"
+    if name is None:
+        if answers:
+            name = "facts-floor" if facts_from else "answer-floor"
+        else:
+            name = f"baseline+{work_us}us" if work_us else "baseline"
     cmd = [
         *wrap, str(bin_dir / "baseline"),
         "--listen", f"127.0.0.1:{port}", "--metrics-listen", "",
