@@ -50,14 +50,19 @@ pub fn condition(h: &Harness, name: &str, type_: &str) -> Result<(Value, Value),
             "status not about generation {generation} yet: {object}"
         ));
     }
-    let found = object["status"]["conditions"]
+    let found = status_condition(&object, type_)
+        .cloned()
+        .ok_or_else(|| format!("no {type_} condition: {object}"))?;
+    Ok((found, object))
+}
+
+/// The condition of `type_` in a policy object's status, if any.
+fn status_condition<'o>(object: &'o Value, type_: &str) -> Option<&'o Value> {
+    object["status"]["conditions"]
         .as_array()
         .into_iter()
         .flatten()
         .find(|c| c["type"] == type_)
-        .cloned()
-        .ok_or_else(|| format!("no {type_} condition: {object}"))?;
-    Ok((found, object))
 }
 
 fn delete_policy(h: &Harness, name: &str) {
@@ -380,9 +385,7 @@ fn a_policy_reading_what_forcegate_may_not_list_shows_permissions_granted_false(
         STATUS_TIMEOUT,
         || {
             let (c, object) = condition(h, name, "PermissionsGranted")?;
-            let conditions = object["status"]["conditions"].as_array();
-            let ready = (conditions.into_iter().flatten())
-                .any(|r| r["type"] == "Ready" && r["status"] == "True");
+            let ready = status_condition(&object, "Ready").is_some_and(|r| r["status"] == "True");
             if c["status"] == "False" && ready {
                 Ok((c, object))
             } else {
